@@ -1,0 +1,90 @@
+//! Rules shared by the file tools: limits, checksums, binary detection, text decoding,
+//! and long-line clipping.
+
+use corral_plugin_sdk::paths::io_error;
+use corral_plugin_sdk::{ErrorKind, ToolError};
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// Cap on one tool result, in bytes.
+pub const MAX_OUTPUT_BYTES: usize = 50 * 1024;
+/// Lines longer than this many characters are clipped in output.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// How much of a file is inspected for a NUL byte to call it binary.
+pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+/// The first 8 hex digits of the SHA-256 of `bytes`.
+pub fn checksum(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().take(4).map(|b| format!("{b:02x}")).collect()
+}
+
+/// A file is binary when its first 8 KB hold a NUL byte.
+pub fn is_binary(bytes: &[u8]) -> bool {
+    bytes[..bytes.len().min(BINARY_SNIFF_BYTES)].contains(&0)
+}
+
+/// Reads `path` as UTF-8 text. Binary and non-UTF-8 files are refused with a message
+/// that names `shown` (the path as the model wrote it).
+pub fn read_text(path: &Path, shown: &str) -> Result<(String, Vec<u8>), ToolError> {
+    let bytes = std::fs::read(path).map_err(|e| io_error(shown, &e))?;
+    let text = decode_text(&bytes, shown)?;
+    Ok((text, bytes))
+}
+
+/// Checks that `bytes` are text and decodes them.
+pub fn decode_text(bytes: &[u8], shown: &str) -> Result<String, ToolError> {
+    if is_binary(bytes) {
+        return Err(ToolError::new(ErrorKind::Unsupported, format!("'{shown}' is a binary file; it cannot be shown as text")));
+    }
+    String::from_utf8(bytes.to_vec()).map_err(|e| {
+        ToolError::new(
+            ErrorKind::Unsupported,
+            format!("'{shown}' is not valid UTF-8 (first bad byte at offset {}); only UTF-8 text can be read", e.utf8_error().valid_up_to()),
+        )
+    })
+}
+
+/// `line` cut to [`MAX_LINE_CHARS`] characters, with `[+N chars]` saying how much was cut.
+pub fn clip_line(line: &str) -> std::borrow::Cow<'_, str> {
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        None => std::borrow::Cow::Borrowed(line),
+        Some((cut, _)) => {
+            let rest = line[cut..].chars().count();
+            std::borrow::Cow::Owned(format!("{} [+{rest} chars]", &line[..cut]))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksum_is_eight_hex_of_sha256() {
+        // sha256("hello\n") = 5891b5b5...
+        assert_eq!(checksum(b"hello\n"), "5891b5b5");
+    }
+
+    #[test]
+    fn binary_means_nul_in_first_8k() {
+        assert!(is_binary(b"a\0b"));
+        let mut late = vec![b'a'; BINARY_SNIFF_BYTES];
+        late.push(0);
+        assert!(!is_binary(&late));
+    }
+
+    #[test]
+    fn long_lines_are_clipped_with_a_count() {
+        let line = "x".repeat(MAX_LINE_CHARS + 5);
+        assert_eq!(clip_line(&line), format!("{} [+5 chars]", "x".repeat(MAX_LINE_CHARS)));
+        assert_eq!(clip_line("short"), "short");
+    }
+
+    #[test]
+    fn invalid_utf8_is_refused() {
+        let e = decode_text(&[b'a', 0xff, b'b'], "f").unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Unsupported);
+        assert!(e.message.contains("offset 1"), "{}", e.message);
+    }
+}

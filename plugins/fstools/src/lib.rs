@@ -1,0 +1,10 @@
+//! The built-in file tools' logic, shared by their components. Each module offers
+//! `spec()` (what the model sees) and `run(workspace, args)` (the call).
+
+pub mod common;
+pub mod delete;
+pub mod edit;
+pub mod grep;
+pub mod list;
+pub mod read;
+pub mod write;

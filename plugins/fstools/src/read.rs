@@ -1,0 +1,18 @@
+//! STUB: to be written.
+use corral_plugin_sdk::{host::Workspace, json, Output, Spec, ToolError, Value};
+
+pub fn spec() -> Spec {
+    Spec::new("read_file", "stub", json!({"type": "object", "properties": {}}))
+}
+
+pub fn run(_ws: &dyn Workspace, _args: &Value) -> Result<Output, ToolError> {
+    Ok(Output::text("stub"))
+}
+
+pub fn multiple_spec() -> Spec {
+    Spec::new("read_multiple_files", "stub", json!({"type": "object", "properties": {}}))
+}
+
+pub fn multiple_run(_ws: &dyn Workspace, _args: &Value) -> Result<Output, ToolError> {
+    Ok(Output::text("stub"))
+}

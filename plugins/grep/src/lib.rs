@@ -1,0 +1,17 @@
+//! The `grep` built-in tool as a component; the logic is in `fstools::grep`.
+
+use corral_plugin_sdk::{Output, Plugin, Spec, ToolError, Value, host::Host};
+
+struct Tool;
+
+impl Plugin for Tool {
+    fn tools() -> Vec<Spec> {
+        vec![fstools::grep::spec()]
+    }
+
+    fn call(_name: &str, args: Value) -> Result<Output, ToolError> {
+        fstools::grep::run(&Host, &args)
+    }
+}
+
+corral_plugin_sdk::export_plugin!(Tool);

@@ -1,0 +1,233 @@
+//! What a plugin can ask of the host: the workspace roots, file changes, logging and
+//! session state. [`Host`] calls the real imports; [`fake::FakeWorkspace`] stands in for
+//! native unit tests of tool logic.
+
+use crate::{ErrorKind, ToolError};
+use std::path::{Path, PathBuf};
+
+/// A directory the plugin can see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    pub path: PathBuf,
+    pub writable: bool,
+}
+
+/// Why the host refused a change (mirrors the WIT `error-code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsErrorCode {
+    OutsideRoots,
+    Protected,
+    NotRead,
+    NotFound,
+    IsDirectory,
+    InvalidPath,
+    Io,
+}
+
+/// A refused or failed change, with the host's explanation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FsError {
+    pub code: FsErrorCode,
+    pub message: String,
+}
+
+impl From<FsError> for ToolError {
+    fn from(e: FsError) -> ToolError {
+        let (kind, hint) = match e.code {
+            FsErrorCode::OutsideRoots => (
+                ErrorKind::PermissionDenied,
+                Some("only paths inside the workspace roots can be changed"),
+            ),
+            FsErrorCode::Protected => (ErrorKind::PermissionDenied, None),
+            FsErrorCode::NotRead => (
+                ErrorKind::Conflict,
+                Some("read the file with read_file first, then retry"),
+            ),
+            FsErrorCode::NotFound => (ErrorKind::NotFound, None),
+            FsErrorCode::IsDirectory => (ErrorKind::InvalidArgs, None),
+            FsErrorCode::InvalidPath => (ErrorKind::InvalidArgs, None),
+            FsErrorCode::Io => (ErrorKind::Io, None),
+        };
+        let err = ToolError::new(kind, e.message);
+        match hint {
+            Some(h) => err.with_hint(h),
+            None => err,
+        }
+    }
+}
+
+/// What a write or move did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteInfo {
+    pub path: String,
+    pub bytes: u64,
+    pub existed: bool,
+}
+
+/// Where a trashed file went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrashInfo {
+    pub id: String,
+    pub location: String,
+}
+
+/// The host's file-changing services. Reads go straight through WASI.
+pub trait Workspace {
+    /// The roots, workspace root first.
+    fn roots(&self) -> Vec<Root>;
+    /// Records that the session read `path` (for the read-before-write guard).
+    fn note_read(&self, path: &Path);
+    /// Atomically replaces or creates `path`.
+    fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteInfo, FsError>;
+    /// Renames `from` to `to`.
+    fn rename(&self, from: &Path, to: &Path) -> Result<WriteInfo, FsError>;
+    /// Moves `path` to the trash.
+    fn trash(&self, path: &Path) -> Result<TrashInfo, FsError>;
+}
+
+/// The real host, through the component's imports.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Host;
+
+#[cfg(target_arch = "wasm32")]
+mod imports {
+    use super::*;
+    use crate::bindings::corral::plugin::workspace as w;
+
+    fn err(e: w::Error) -> FsError {
+        let code = match e.code {
+            w::ErrorCode::OutsideRoots => FsErrorCode::OutsideRoots,
+            w::ErrorCode::Protected => FsErrorCode::Protected,
+            w::ErrorCode::NotRead => FsErrorCode::NotRead,
+            w::ErrorCode::NotFound => FsErrorCode::NotFound,
+            w::ErrorCode::IsDirectory => FsErrorCode::IsDirectory,
+            w::ErrorCode::InvalidPath => FsErrorCode::InvalidPath,
+            w::ErrorCode::Io => FsErrorCode::Io,
+        };
+        FsError { code, message: e.message }
+    }
+
+    fn info(i: w::WriteInfo) -> WriteInfo {
+        WriteInfo { path: i.path, bytes: i.bytes, existed: i.existed }
+    }
+
+    impl Workspace for Host {
+        fn roots(&self) -> Vec<Root> {
+            w::roots().into_iter().map(|r| Root { path: PathBuf::from(r.path), writable: r.writable }).collect()
+        }
+        fn note_read(&self, path: &Path) {
+            w::note_read(&path.to_string_lossy());
+        }
+        fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteInfo, FsError> {
+            w::write(&path.to_string_lossy(), contents).map(info).map_err(err)
+        }
+        fn rename(&self, from: &Path, to: &Path) -> Result<WriteInfo, FsError> {
+            w::move_(&from.to_string_lossy(), &to.to_string_lossy()).map(info).map_err(err)
+        }
+        fn trash(&self, path: &Path) -> Result<TrashInfo, FsError> {
+            w::trash(&path.to_string_lossy())
+                .map(|t| TrashInfo { id: t.id, location: t.location })
+                .map_err(err)
+        }
+    }
+
+    pub fn log(level: super::Level, message: &str) {
+        use crate::bindings::corral::plugin::log as l;
+        let level = match level {
+            super::Level::Debug => l::Level::Debug,
+            super::Level::Info => l::Level::Info,
+            super::Level::Warn => l::Level::Warn,
+            super::Level::Error => l::Level::Error,
+        };
+        l::log(level, message);
+    }
+
+    pub fn kv_get(key: &str) -> Option<String> {
+        crate::bindings::corral::plugin::kv::get(key)
+    }
+    pub fn kv_set(key: &str, value: &str) -> Result<(), String> {
+        crate::bindings::corral::plugin::kv::set(key, value)
+    }
+    pub fn kv_delete(key: &str) {
+        crate::bindings::corral::plugin::kv::delete(key)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod imports {
+    //! Outside a component there is no host: changes fail, logs go to stderr, state is
+    //! kept in this process so native tests of stateful tools still work.
+    use super::*;
+    use std::cell::RefCell;
+    use std::collections::BTreeMap;
+
+    fn no_host() -> FsError {
+        FsError { code: FsErrorCode::Io, message: "not running inside corral".into() }
+    }
+
+    impl Workspace for Host {
+        fn roots(&self) -> Vec<Root> {
+            Vec::new()
+        }
+        fn note_read(&self, _path: &Path) {}
+        fn write(&self, _: &Path, _: &[u8]) -> Result<WriteInfo, FsError> {
+            Err(no_host())
+        }
+        fn rename(&self, _: &Path, _: &Path) -> Result<WriteInfo, FsError> {
+            Err(no_host())
+        }
+        fn trash(&self, _: &Path) -> Result<TrashInfo, FsError> {
+            Err(no_host())
+        }
+    }
+
+    pub fn log(level: super::Level, message: &str) {
+        eprintln!("[{level:?}] {message}");
+    }
+
+    thread_local! {
+        static KV: RefCell<BTreeMap<String, String>> = const { RefCell::new(BTreeMap::new()) };
+    }
+    pub fn kv_get(key: &str) -> Option<String> {
+        KV.with(|kv| kv.borrow().get(key).cloned())
+    }
+    pub fn kv_set(key: &str, value: &str) -> Result<(), String> {
+        KV.with(|kv| kv.borrow_mut().insert(key.to_string(), value.to_string()));
+        Ok(())
+    }
+    pub fn kv_delete(key: &str) {
+        KV.with(|kv| kv.borrow_mut().remove(key));
+    }
+}
+
+/// Log levels for [`log`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+/// Writes a diagnostic line for the user (never shown to the model).
+pub fn log(level: Level, message: &str) {
+    imports::log(level, message)
+}
+
+/// Session state private to this plugin.
+pub mod kv {
+    /// The value under `key`.
+    pub fn get(key: &str) -> Option<String> {
+        super::imports::kv_get(key)
+    }
+    /// Stores `value` under `key`.
+    pub fn set(key: &str, value: &str) -> Result<(), String> {
+        super::imports::kv_set(key, value)
+    }
+    /// Removes `key`.
+    pub fn delete(key: &str) {
+        super::imports::kv_delete(key)
+    }
+}
+
+pub mod fake;
