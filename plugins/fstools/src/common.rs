@@ -35,12 +35,18 @@ pub fn read_text(path: &Path, shown: &str) -> Result<(String, Vec<u8>), ToolErro
 /// Checks that `bytes` are text and decodes them.
 pub fn decode_text(bytes: &[u8], shown: &str) -> Result<String, ToolError> {
     if is_binary(bytes) {
-        return Err(ToolError::new(ErrorKind::Unsupported, format!("'{shown}' is a binary file; it cannot be shown as text")));
+        return Err(ToolError::new(
+            ErrorKind::Unsupported,
+            format!("'{shown}' is a binary file; it cannot be shown as text"),
+        ));
     }
     String::from_utf8(bytes.to_vec()).map_err(|e| {
         ToolError::new(
             ErrorKind::Unsupported,
-            format!("'{shown}' is not valid UTF-8 (first bad byte at offset {}); only UTF-8 text can be read", e.utf8_error().valid_up_to()),
+            format!(
+                "'{shown}' is not valid UTF-8 (first bad byte at offset {}); only UTF-8 text can be read",
+                e.utf8_error().valid_up_to()
+            ),
         )
     })
 }

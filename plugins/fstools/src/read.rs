@@ -1,5 +1,5 @@
 //! STUB: to be written.
-use corral_plugin_sdk::{host::Workspace, json, Output, Spec, ToolError, Value};
+use corral_plugin_sdk::{Output, Spec, ToolError, Value, host::Workspace, json};
 
 pub fn spec() -> Spec {
     Spec::new("read_file", "stub", json!({"type": "object", "properties": {}}))

@@ -34,11 +34,9 @@ pub fn opt_u64(args: &Value, key: &str) -> Result<Option<u64>, ToolError> {
                 Err(ToolError::invalid_args(format!("'{key}' must be a non-negative integer, got {n}")))
             }
         }
-        Some(Value::String(s)) => s
-            .trim()
-            .parse::<u64>()
-            .map(Some)
-            .map_err(|_| ToolError::invalid_args(format!("'{key}' must be a non-negative integer, got \"{s}\""))),
+        Some(Value::String(s)) => s.trim().parse::<u64>().map(Some).map_err(|_| {
+            ToolError::invalid_args(format!("'{key}' must be a non-negative integer, got \"{s}\""))
+        }),
         Some(other) => Err(type_error(key, "a non-negative integer", other)),
     }
 }
@@ -89,7 +87,10 @@ mod tests {
 
     #[test]
     fn required_string_missing_names_the_field() {
-        assert_eq!(req_str(&json!({}), "file_path").unwrap_err().message, "missing required field 'file_path'");
+        assert_eq!(
+            req_str(&json!({}), "file_path").unwrap_err().message,
+            "missing required field 'file_path'"
+        );
         assert!(req_str(&json!({"file_path": 1}), "file_path").is_err());
     }
 

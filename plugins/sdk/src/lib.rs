@@ -39,15 +39,15 @@ pub fn invoke_for<P: Plugin>(
     name: String,
     args_json: String,
 ) -> Result<bindings::corral::plugin::types::ToolOutput, bindings::corral::plugin::types::ToolError> {
-    let args: Value = serde_json::from_str(&args_json).map_err(|e| {
-        ToolError::invalid_args(format!("arguments are not valid JSON: {e}")).into_wit()
-    })?;
+    let args: Value = serde_json::from_str(&args_json)
+        .map_err(|e| ToolError::invalid_args(format!("arguments are not valid JSON: {e}")).into_wit())?;
     if !args.is_object() {
         return Err(ToolError::invalid_args("arguments must be a JSON object").into_wit());
     }
     if !P::tools().iter().any(|s| s.name == name) {
-        return Err(ToolError::new(ErrorKind::NotFound, format!("this plugin has no tool named '{name}'"))
-            .into_wit());
+        return Err(
+            ToolError::new(ErrorKind::NotFound, format!("this plugin has no tool named '{name}'")).into_wit()
+        );
     }
     P::call(&name, args).map(Output::into_wit).map_err(ToolError::into_wit)
 }

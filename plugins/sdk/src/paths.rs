@@ -52,8 +52,10 @@ impl Resolver {
             )));
         }
         if input == "~" || input.starts_with("~/") {
-            return Err(ToolError::invalid_args(format!("'{input}': home-directory paths are not available"))
-                .with_hint("use a path relative to the workspace root"));
+            return Err(ToolError::invalid_args(format!(
+                "'{input}': home-directory paths are not available"
+            ))
+            .with_hint("use a path relative to the workspace root"));
         }
         let joined = if Path::new(input).is_absolute() {
             PathBuf::from(input)
@@ -111,16 +113,19 @@ pub fn io_error(shown: &str, e: &std::io::Error) -> ToolError {
     if refused {
         return ToolError::new(
             ErrorKind::PermissionDenied,
-            format!("'{shown}' cannot be accessed: it resolves outside the workspace roots or is not readable"),
+            format!(
+                "'{shown}' cannot be accessed: it resolves outside the workspace roots or is not readable"
+            ),
         )
         .with_hint("symlinks and '..' may not lead out of the workspace");
     }
     match e.kind() {
         K::NotFound => ToolError::new(ErrorKind::NotFound, format!("'{shown}' does not exist")),
         K::IsADirectory => ToolError::new(ErrorKind::InvalidArgs, format!("'{shown}' is a directory")),
-        K::NotADirectory => {
-            ToolError::new(ErrorKind::NotFound, format!("'{shown}': a parent of this path is not a directory"))
-        }
+        K::NotADirectory => ToolError::new(
+            ErrorKind::NotFound,
+            format!("'{shown}': a parent of this path is not a directory"),
+        ),
         K::InvalidData => ToolError::new(ErrorKind::Unsupported, format!("'{shown}': {e}")),
         _ => ToolError::new(ErrorKind::Io, format!("'{shown}': {e}")),
     }
@@ -177,7 +182,10 @@ mod tests {
 
     #[test]
     fn sandbox_refusals_read_clearly() {
-        let e = io_error("link", &std::io::Error::from_raw_os_error(if cfg!(target_os = "wasi") { 63 } else { 1 }));
+        let e = io_error(
+            "link",
+            &std::io::Error::from_raw_os_error(if cfg!(target_os = "wasi") { 63 } else { 1 }),
+        );
         assert_eq!(e.kind, ErrorKind::PermissionDenied);
         let e = io_error("nope", &std::io::Error::from(std::io::ErrorKind::NotFound));
         assert_eq!(e.message, "'nope' does not exist");

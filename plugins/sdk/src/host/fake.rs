@@ -3,7 +3,7 @@
 //! std::fs on a test directory. It does not model symlink confinement; the host's own
 //! tests and corral's end-to-end suite cover that.
 
-use super::{FsError, FsErrorCode, Root, TrashInfo, WriteInfo, Workspace};
+use super::{FsError, FsErrorCode, Root, TrashInfo, Workspace, WriteInfo};
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
@@ -93,7 +93,10 @@ impl Workspace for FakeWorkspace {
     fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteInfo, FsError> {
         let abs = self.check(path)?;
         if abs.is_dir() {
-            return Err(FsError { code: FsErrorCode::IsDirectory, message: format!("'{}' is a directory", self.rel(&abs)) });
+            return Err(FsError {
+                code: FsErrorCode::IsDirectory,
+                message: format!("'{}' is a directory", self.rel(&abs)),
+            });
         }
         let existed = self.guard(&abs)?;
         if let Some(parent) = abs.parent() {
@@ -127,7 +130,10 @@ impl Workspace for FakeWorkspace {
             message: format!("'{}' does not exist", self.rel(&abs)),
         })?;
         if meta.is_dir() {
-            return Err(FsError { code: FsErrorCode::IsDirectory, message: format!("'{}' is a directory", self.rel(&abs)) });
+            return Err(FsError {
+                code: FsErrorCode::IsDirectory,
+                message: format!("'{}' is a directory", self.rel(&abs)),
+            });
         }
         if !meta.file_type().is_symlink() {
             self.guard(&abs)?;

@@ -34,15 +34,13 @@ pub struct FsError {
 impl From<FsError> for ToolError {
     fn from(e: FsError) -> ToolError {
         let (kind, hint) = match e.code {
-            FsErrorCode::OutsideRoots => (
-                ErrorKind::PermissionDenied,
-                Some("only paths inside the workspace roots can be changed"),
-            ),
+            FsErrorCode::OutsideRoots => {
+                (ErrorKind::PermissionDenied, Some("only paths inside the workspace roots can be changed"))
+            }
             FsErrorCode::Protected => (ErrorKind::PermissionDenied, None),
-            FsErrorCode::NotRead => (
-                ErrorKind::Conflict,
-                Some("read the file with read_file first, then retry"),
-            ),
+            FsErrorCode::NotRead => {
+                (ErrorKind::Conflict, Some("read the file with read_file first, then retry"))
+            }
             FsErrorCode::NotFound => (ErrorKind::NotFound, None),
             FsErrorCode::IsDirectory => (ErrorKind::InvalidArgs, None),
             FsErrorCode::InvalidPath => (ErrorKind::InvalidArgs, None),
@@ -113,7 +111,10 @@ mod imports {
 
     impl Workspace for Host {
         fn roots(&self) -> Vec<Root> {
-            w::roots().into_iter().map(|r| Root { path: PathBuf::from(r.path), writable: r.writable }).collect()
+            w::roots()
+                .into_iter()
+                .map(|r| Root { path: PathBuf::from(r.path), writable: r.writable })
+                .collect()
         }
         fn note_read(&self, path: &Path) {
             w::note_read(&path.to_string_lossy());
