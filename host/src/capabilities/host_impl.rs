@@ -1,0 +1,96 @@
+//! The generated WIT host traits, implemented for one plugin's view of the session.
+
+use super::{ErrorCode, Session, WsError, trash, workspace};
+use crate::wit::{kv, log, types, workspace as wit_ws};
+use std::sync::Arc;
+
+/// What a plugin's imports act on: the session, seen as `plugin`.
+#[derive(Debug, Clone)]
+pub struct PluginCtx {
+    /// The plugin's name (its kv namespace and log prefix).
+    pub plugin: Arc<str>,
+    pub session: Arc<Session>,
+}
+
+impl types::Host for PluginCtx {}
+
+impl log::Host for PluginCtx {
+    async fn log(&mut self, level: log::Level, message: String) {
+        let level = match level {
+            log::Level::Trace => "trace",
+            log::Level::Debug => "debug",
+            log::Level::Info => "info",
+            log::Level::Warn => "warn",
+            log::Level::Error => "error",
+        };
+        self.session.log.push(&self.plugin, level, &message);
+    }
+}
+
+fn to_wit(e: WsError) -> wit_ws::Error {
+    let code = match e.code {
+        ErrorCode::OutsideRoots => wit_ws::ErrorCode::OutsideRoots,
+        ErrorCode::Protected => wit_ws::ErrorCode::Protected,
+        ErrorCode::NotRead => wit_ws::ErrorCode::NotRead,
+        ErrorCode::NotFound => wit_ws::ErrorCode::NotFound,
+        ErrorCode::IsDirectory => wit_ws::ErrorCode::IsDirectory,
+        ErrorCode::InvalidPath => wit_ws::ErrorCode::InvalidPath,
+        ErrorCode::Io => wit_ws::ErrorCode::Io,
+    };
+    wit_ws::Error { code, message: e.message }
+}
+
+fn info(i: workspace::WriteInfo) -> wit_ws::WriteInfo {
+    wit_ws::WriteInfo { path: i.path, bytes: i.bytes, existed: i.existed }
+}
+
+impl wit_ws::Host for PluginCtx {
+    async fn roots(&mut self) -> Vec<wit_ws::Root> {
+        self.session
+            .roots
+            .all()
+            .iter()
+            .map(|r| wit_ws::Root { path: r.path.to_string_lossy().into_owned(), writable: r.writable })
+            .collect()
+    }
+
+    async fn note_read(&mut self, path: String) {
+        workspace::note_read(&self.session, &path);
+    }
+
+    async fn write(&mut self, path: String, contents: Vec<u8>) -> Result<wit_ws::WriteInfo, wit_ws::Error> {
+        workspace::write(&self.session, &path, &contents).map(info).map_err(to_wit)
+    }
+
+    async fn move_(
+        &mut self,
+        source: String,
+        destination: String,
+    ) -> Result<wit_ws::WriteInfo, wit_ws::Error> {
+        workspace::rename(&self.session, &source, &destination).map(info).map_err(to_wit)
+    }
+
+    async fn trash(&mut self, path: String) -> Result<wit_ws::TrashInfo, wit_ws::Error> {
+        trash::trash(&self.session, &path)
+            .map(|t| wit_ws::TrashInfo { id: t.id, location: t.location })
+            .map_err(to_wit)
+    }
+}
+
+impl kv::Host for PluginCtx {
+    async fn get(&mut self, key: String) -> Option<String> {
+        self.session.kv.get(&self.plugin, &key)
+    }
+
+    async fn set(&mut self, key: String, value: String) -> Result<(), String> {
+        self.session.kv.set(&self.plugin, &key, &value)
+    }
+
+    async fn delete(&mut self, key: String) {
+        self.session.kv.delete(&self.plugin, &key)
+    }
+
+    async fn keys(&mut self, prefix: String) -> Vec<String> {
+        self.session.kv.keys(&self.plugin, &prefix)
+    }
+}

@@ -1,0 +1,108 @@
+//! The host side of every WIT import a plugin may be granted: the workspace (through
+//! cap-std), session key-value state, and logging. One [`Session`] is shared by all calls.
+
+mod guard;
+mod host_impl;
+pub mod kv;
+pub mod log;
+pub mod roots;
+pub mod trash;
+pub mod workspace;
+
+pub use guard::ReadGuard;
+pub use host_impl::PluginCtx;
+pub use roots::{Located, Roots, find_workspace_root};
+
+use std::io;
+use std::sync::Mutex;
+
+/// Why a workspace change was refused (mirrors the WIT `error-code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    OutsideRoots,
+    Protected,
+    NotRead,
+    NotFound,
+    IsDirectory,
+    InvalidPath,
+    Io,
+}
+
+/// A refused or failed workspace change, with a message for the model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct WsError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl WsError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        WsError { code, message: message.into() }
+    }
+
+    pub fn outside(shown: &str) -> Self {
+        Self::new(
+            ErrorCode::OutsideRoots,
+            format!("'{shown}' is outside the workspace roots; tools cannot reach it by any path or link"),
+        )
+    }
+
+    pub fn protected(message: String) -> Self {
+        Self::new(ErrorCode::Protected, message)
+    }
+
+    pub fn invalid_path(shown: &str, why: &str) -> Self {
+        let shown: String = shown.chars().take(200).collect();
+        Self::new(ErrorCode::InvalidPath, format!("invalid path '{}': {why}", shown.replace('\0', "\\0")))
+    }
+
+    /// Classifies an I/O error on `shown`. cap-std reports escapes as PermissionDenied.
+    pub fn from_io(shown: &str, e: &io::Error) -> Self {
+        match e.kind() {
+            io::ErrorKind::PermissionDenied => Self::outside(shown),
+            io::ErrorKind::NotFound => Self::new(ErrorCode::NotFound, format!("'{shown}' does not exist")),
+            io::ErrorKind::IsADirectory => {
+                Self::new(ErrorCode::IsDirectory, format!("'{shown}' is a directory"))
+            }
+            io::ErrorKind::NotADirectory => {
+                Self::new(ErrorCode::NotFound, format!("'{shown}': a parent of this path is not a directory"))
+            }
+            io::ErrorKind::InvalidFilename => {
+                Self::invalid_path(shown, "the name is too long or not allowed")
+            }
+            _ => Self::new(ErrorCode::Io, format!("'{shown}': {e}")),
+        }
+    }
+}
+
+/// Session-wide policy for the workspace interface.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Refuse changes to existing files the session has not read.
+    pub read_guard: bool,
+    /// Trash retention.
+    pub trash: trash::Retention,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy { read_guard: true, trash: trash::Retention::default() }
+    }
+}
+
+/// What all calls of one session share: the roots, the read guard, plugin state and logs.
+#[derive(Debug)]
+pub struct Session {
+    pub roots: Roots,
+    pub policy: Policy,
+    pub guard: Mutex<ReadGuard>,
+    pub kv: kv::Store,
+    pub log: log::Sink,
+}
+
+impl Session {
+    pub fn new(roots: Roots, policy: Policy, log: log::Sink) -> Self {
+        Session { roots, policy, guard: Mutex::new(ReadGuard::default()), kv: kv::Store::default(), log }
+    }
+}

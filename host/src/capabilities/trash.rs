@@ -1,0 +1,170 @@
+//! Soft delete: files move into `.corral/trash/<id>/` with a line in `index.jsonl`;
+//! entries older than the retention age, then the oldest beyond the size cap, are purged.
+
+use super::workspace::move_entry;
+use super::{ErrorCode, Session, WsError};
+use cap_std::fs::{Dir, OpenOptions};
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The trash directory, relative to the workspace root.
+pub const TRASH_DIR: &str = ".corral/trash";
+
+/// How long and how much the trash keeps.
+#[derive(Debug, Clone)]
+pub struct Retention {
+    pub max_age_secs: u64,
+    pub max_bytes: u64,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention { max_age_secs: 7 * 24 * 3600, max_bytes: 50 * 1024 * 1024 }
+    }
+}
+
+/// One line of `index.jsonl`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Entry {
+    pub trash_id: String,
+    pub original_path: String,
+    pub timestamp: u64,
+    pub bytes: u64,
+}
+
+/// Where a trashed file went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrashInfo {
+    pub id: String,
+    pub location: String,
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+static LOCK: Mutex<()> = Mutex::new(());
+
+fn now_secs() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+fn new_id() -> String {
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let mut h = blake3::Hasher::new();
+    h.update(&nanos.to_le_bytes());
+    h.update(&std::process::id().to_le_bytes());
+    h.update(&n.to_le_bytes());
+    h.finalize().to_hex()[..16].to_string()
+}
+
+/// Moves the file or link at `input` into the trash. Directories are refused; a regular
+/// file must have passed the read guard, a link need not (its target is untouched).
+pub fn trash(s: &Session, input: &str) -> Result<TrashInfo, WsError> {
+    let loc = s.roots.resolve(input, false)?;
+    let shown = s.roots.display(&loc);
+    s.roots.check_writable(&loc, &shown)?;
+    let root = &s.roots.all()[loc.root];
+    let meta = root.dir.symlink_metadata(&loc.rel).map_err(|e| WsError::from_io(&shown, &e))?;
+    if meta.is_dir() {
+        return Err(WsError::new(
+            ErrorCode::IsDirectory,
+            format!("'{shown}' is a directory; only files and links can be deleted"),
+        ));
+    }
+    if !meta.file_type().is_symlink() && s.policy.read_guard {
+        let abs = s.roots.absolute(&loc);
+        if !s.guard.lock().map(|g| g.has_seen(&abs)).unwrap_or(false) {
+            return Err(WsError::new(
+                ErrorCode::NotRead,
+                format!("'{shown}' has not been read in this session; read it before deleting it"),
+            ));
+        }
+    }
+    let Some(name) = loc.rel.file_name() else {
+        return Err(WsError::invalid_path(input, "no file name"));
+    };
+    let _lock = LOCK.lock();
+    let ws = &s.roots.workspace().dir;
+    let id = new_id();
+    let entry_dir = format!("{TRASH_DIR}/{id}");
+    let io_err =
+        |e: io::Error| WsError::new(ErrorCode::Io, format!("cannot move '{shown}' to the trash: {e}"));
+    ws.create_dir_all(&entry_dir).map_err(io_err)?;
+    let to = ws.open_dir(&entry_dir).map_err(io_err)?;
+    let from = match loc.rel.parent() {
+        Some(p) if !p.as_os_str().is_empty() => root.dir.open_dir(p),
+        _ => root.dir.try_clone(),
+    }
+    .map_err(io_err)?;
+    move_entry(&from, Path::new(name), &to, Path::new(name)).map_err(io_err)?;
+    let entry = Entry {
+        trash_id: id.clone(),
+        original_path: shown.clone(),
+        timestamp: now_secs(),
+        bytes: meta.len(),
+    };
+    append_index(ws, &entry).map_err(io_err)?;
+    // Retention failures must not undo a completed delete; they are retried next time.
+    if let Err(e) = enforce_retention(ws, &s.policy.trash, now_secs()) {
+        s.log.push("host", "warn", &format!("trash clean-up failed: {e}"));
+    }
+    Ok(TrashInfo { id, location: entry_dir })
+}
+
+fn append_index(ws: &Dir, entry: &Entry) -> io::Result<()> {
+    let mut f =
+        ws.open_with(format!("{TRASH_DIR}/index.jsonl"), OpenOptions::new().append(true).create(true))?;
+    let mut line = serde_json::to_string(entry).map_err(io::Error::other)?;
+    line.push('\n');
+    f.write_all(line.as_bytes())
+}
+
+/// Reads the index; unreadable lines are dropped.
+pub fn read_index(ws: &Dir) -> io::Result<Vec<Entry>> {
+    match ws.read_to_string(format!("{TRASH_DIR}/index.jsonl")) {
+        Ok(text) => Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Purges entries older than the age limit, then the oldest until the total fits.
+pub fn enforce_retention(ws: &Dir, r: &Retention, now: u64) -> io::Result<usize> {
+    let mut entries = read_index(ws)?;
+    entries.sort_by_key(|e| e.timestamp);
+    let mut total: u64 = entries.iter().map(|e| e.bytes).sum();
+    let mut keep = Vec::with_capacity(entries.len());
+    let mut purged = 0;
+    for e in entries {
+        let too_old = now.saturating_sub(e.timestamp) > r.max_age_secs;
+        if too_old || total > r.max_bytes {
+            total -= e.bytes;
+            let dir = format!("{TRASH_DIR}/{}", e.trash_id);
+            if e.trash_id.chars().all(|c| c.is_ascii_alphanumeric()) {
+                match ws.remove_dir_all(&dir) {
+                    Ok(()) => {}
+                    Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+                    Err(err) => return Err(err),
+                }
+            }
+            purged += 1;
+        } else {
+            keep.push(e);
+        }
+    }
+    if purged > 0 {
+        let mut text = String::new();
+        for e in &keep {
+            text.push_str(&serde_json::to_string(e).map_err(io::Error::other)?);
+            text.push('\n');
+        }
+        let trash = ws.open_dir(TRASH_DIR)?;
+        let tmp = format!(".index-{}.tmp", std::process::id());
+        trash.write(&tmp, text)?;
+        trash.rename(&tmp, &trash, "index.jsonl")?;
+    }
+    Ok(purged)
+}

@@ -1,0 +1,181 @@
+//! File changes on behalf of plugins: atomic writes, moves and read notes, all through the
+//! roots' cap-std directories, all checked against protection and the read guard.
+
+use super::{ErrorCode, Located, Session, WsError};
+use cap_std::fs::{Dir, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// What a change did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteInfo {
+    pub path: String,
+    pub bytes: u64,
+    pub existed: bool,
+}
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Records that the session read `input`. Paths that do not resolve are ignored.
+pub fn note_read(s: &Session, input: &str) {
+    if let Ok(loc) = s.roots.resolve(input, true) {
+        let abs = s.roots.absolute(&loc);
+        if let Ok(mut g) = s.guard.lock() {
+            g.note(abs);
+        }
+    }
+}
+
+/// Refuses to change an existing file the session has not read.
+fn check_guard(s: &Session, loc: &Located, shown: &str) -> Result<(), WsError> {
+    if !s.policy.read_guard {
+        return Ok(());
+    }
+    let abs = s.roots.absolute(loc);
+    let seen = s.guard.lock().map(|g| g.has_seen(&abs)).unwrap_or(false);
+    if seen {
+        Ok(())
+    } else {
+        Err(WsError::new(
+            ErrorCode::NotRead,
+            format!(
+                "'{shown}' already exists and has not been read in this session; read it first so that \
+                 changes you have not seen are not overwritten"
+            ),
+        ))
+    }
+}
+
+fn note(s: &Session, loc: &Located) {
+    if let Ok(mut g) = s.guard.lock() {
+        g.note(s.roots.absolute(loc));
+    }
+}
+
+/// Opens the parent directory of `rel` inside `dir`, creating it when `create` is set.
+fn open_parent(dir: &Dir, rel: &Path, create: bool) -> io::Result<Dir> {
+    match rel.parent() {
+        Some(p) if !p.as_os_str().is_empty() => {
+            if create {
+                dir.create_dir_all(p)?;
+            }
+            dir.open_dir(p)
+        }
+        _ => dir.try_clone(),
+    }
+}
+
+/// Atomically replaces or creates the file at `input` with `contents`.
+pub fn write(s: &Session, input: &str, contents: &[u8]) -> Result<WriteInfo, WsError> {
+    let loc = s.roots.resolve(input, true)?;
+    let shown = s.roots.display(&loc);
+    s.roots.check_writable(&loc, &shown)?;
+    let root = &s.roots.all()[loc.root];
+    let existed = match root.dir.symlink_metadata(&loc.rel) {
+        Ok(m) if m.is_dir() => {
+            return Err(WsError::new(ErrorCode::IsDirectory, format!("'{shown}' is a directory")));
+        }
+        Ok(_) => true,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+        Err(e) => return Err(WsError::from_io(&shown, &e)),
+    };
+    if existed {
+        check_guard(s, &loc, &shown)?;
+    }
+    let name = loc.rel.file_name().ok_or_else(|| WsError::invalid_path(input, "no file name"))?;
+    let parent = open_parent(&root.dir, &loc.rel, true).map_err(|e| WsError::from_io(&shown, &e))?;
+    atomic_replace(&parent, Path::new(name), contents, existed).map_err(|e| WsError::from_io(&shown, &e))?;
+    note(s, &loc);
+    Ok(WriteInfo { path: shown, bytes: contents.len() as u64, existed })
+}
+
+/// Writes `contents` to a temporary file in `dir`, then renames it over `name`. The old
+/// file's permissions are kept. On any failure the temporary file is removed.
+fn atomic_replace(dir: &Dir, name: &Path, contents: &[u8], existed: bool) -> io::Result<()> {
+    let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let tmp = format!(".corral-tmp-{}-{n}", std::process::id());
+    let result = (|| {
+        let mut f = dir.open_with(&tmp, OpenOptions::new().write(true).create_new(true))?;
+        f.write_all(contents)?;
+        if existed && let Ok(meta) = dir.metadata(name) {
+            f.set_permissions(meta.permissions())?;
+        }
+        f.sync_all()?;
+        drop(f);
+        dir.rename(&tmp, dir, name)
+    })();
+    if result.is_err() {
+        let _ = dir.remove_file(&tmp);
+    }
+    result
+}
+
+/// Moves `from` to `to`. Links are moved, not followed; directories are refused.
+pub fn rename(s: &Session, from: &str, to: &str) -> Result<WriteInfo, WsError> {
+    let src = s.roots.resolve(from, false)?;
+    let src_shown = s.roots.display(&src);
+    s.roots.check_writable(&src, &src_shown)?;
+    let dst = s.roots.resolve(to, false)?;
+    let dst_shown = s.roots.display(&dst);
+    s.roots.check_writable(&dst, &dst_shown)?;
+
+    let src_root = &s.roots.all()[src.root];
+    let meta = src_root.dir.symlink_metadata(&src.rel).map_err(|e| WsError::from_io(&src_shown, &e))?;
+    if meta.is_dir() {
+        return Err(WsError::new(
+            ErrorCode::IsDirectory,
+            format!("'{src_shown}' is a directory; only files and links can be moved"),
+        ));
+    }
+    if src == dst {
+        return Err(WsError::new(
+            ErrorCode::InvalidPath,
+            format!("'{src_shown}' cannot be moved onto itself"),
+        ));
+    }
+    let dst_root = &s.roots.all()[dst.root];
+    let existed = match dst_root.dir.symlink_metadata(&dst.rel) {
+        Ok(m) if m.is_dir() => {
+            return Err(WsError::new(ErrorCode::IsDirectory, format!("'{dst_shown}' is a directory")));
+        }
+        Ok(m) => {
+            // Replacing a file loses its content: the guard applies to what it holds.
+            let target = if m.file_type().is_symlink() { s.roots.resolve(to, true)? } else { dst.clone() };
+            check_guard(s, &target, &dst_shown)?;
+            true
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => false,
+        Err(e) => return Err(WsError::from_io(&dst_shown, &e)),
+    };
+    let src_dir =
+        open_parent(&src_root.dir, &src.rel, false).map_err(|e| WsError::from_io(&src_shown, &e))?;
+    let dst_dir = open_parent(&dst_root.dir, &dst.rel, true).map_err(|e| WsError::from_io(&dst_shown, &e))?;
+    let (Some(src_name), Some(dst_name)) = (src.rel.file_name(), dst.rel.file_name()) else {
+        return Err(WsError::invalid_path(from, "no file name"));
+    };
+    move_entry(&src_dir, Path::new(src_name), &dst_dir, Path::new(dst_name))
+        .map_err(|e| WsError::from_io(&dst_shown, &e))?;
+    note(s, &dst);
+    Ok(WriteInfo { path: dst_shown, bytes: meta.len(), existed })
+}
+
+/// Renames between two directories; across file systems, copies then removes.
+pub(crate) fn move_entry(from_dir: &Dir, from: &Path, to_dir: &Dir, to: &Path) -> io::Result<()> {
+    match from_dir.rename(from, to_dir, to) {
+        Err(e) if e.raw_os_error() == Some(18) => {
+            // EXDEV: different file systems.
+            let meta = from_dir.symlink_metadata(from)?;
+            if meta.file_type().is_symlink() {
+                let target = from_dir.read_link_contents(from)?;
+                let _ = to_dir.remove_file(to);
+                to_dir.symlink_contents(target, to)?;
+            } else {
+                let data = from_dir.read(from)?;
+                atomic_replace(to_dir, to, &data, false)?;
+            }
+            from_dir.remove_file(from)
+        }
+        other => other,
+    }
+}

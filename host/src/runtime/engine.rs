@@ -1,0 +1,50 @@
+//! The one wasmtime engine of the process, configured for async calls with epoch
+//! interruption, and the ticker thread that advances its epoch.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use wasmtime::{Config, Engine};
+
+/// How often the epoch advances. A running plugin yields to the host once per tick,
+/// which is what lets the wall-clock timeout fire.
+pub const TICK: Duration = Duration::from_millis(10);
+
+/// Creates the engine used for every component.
+pub fn new_engine() -> wasmtime::Result<Engine> {
+    let mut cfg = Config::new();
+    cfg.wasm_component_model(true);
+    cfg.epoch_interruption(true);
+    // Give host functions room beside deep guest stacks (interpreted guests recurse deeply).
+    cfg.max_wasm_stack(1024 * 1024);
+    cfg.async_stack_size(4 * 1024 * 1024);
+    Engine::new(&cfg)
+}
+
+/// Advances the engine's epoch every [`TICK`] until dropped.
+#[derive(Debug)]
+pub struct Ticker {
+    stop: Arc<AtomicBool>,
+}
+
+impl Ticker {
+    /// Starts the ticker thread for `engine`.
+    pub fn start(engine: &Engine) -> std::io::Result<Ticker> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let engine = engine.clone();
+        std::thread::Builder::new().name("corral-epoch".into()).spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(TICK);
+                engine.increment_epoch();
+            }
+        })?;
+        Ok(Ticker { stop })
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}

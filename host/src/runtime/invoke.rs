@@ -1,0 +1,182 @@
+//! One plugin call: a fresh store (WASI context with read-only preopens of the roots,
+//! captured stdio, memory limiter), instantiate from the cached `InstancePre`, call with a
+//! wall-clock timeout, and turn every way a plugin can fail into a typed [`ToolError`].
+
+use super::limits::{Limits, MemoryLimiter};
+use super::output::{ErrorKind, ToolError, ToolOutput};
+use super::pipes::{CapturePipe, Captured};
+use super::{CallState, Runtime};
+use crate::capabilities::{PluginCtx, Session};
+use crate::wit::{ToolPluginPre, types as wit};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wasmtime::Store;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+
+/// Everything one call produced besides its result.
+#[derive(Debug, Clone)]
+pub struct CallReport<T> {
+    pub result: Result<T, ToolError>,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    pub duration: Duration,
+}
+
+struct Prepared {
+    store: Store<CallState>,
+    stdout: CapturePipe,
+    stderr: CapturePipe,
+}
+
+impl Runtime {
+    fn prepare(&self, plugin: &str, session: &Arc<Session>, limits: &Limits) -> Result<Prepared, ToolError> {
+        let stdout = CapturePipe::new(limits.stdio_bytes);
+        let stderr = CapturePipe::new(limits.stdio_bytes);
+        let mut b = WasiCtxBuilder::new();
+        b.stdout(stdout.clone()).stderr(stderr.clone()).allow_blocking_current_thread(true);
+        for root in session.roots.all() {
+            let guest = root.path.to_string_lossy();
+            b.preopened_dir(&root.path, guest.as_ref(), FsPerms::ReadOnly).map_err(|e| {
+                ToolError::new(
+                    ErrorKind::Io,
+                    format!("cannot open root {} for the plugin: {e}", root.path.display()),
+                )
+            })?;
+        }
+        let state = CallState {
+            wasi: b.build(),
+            table: ResourceTable::new(),
+            limiter: MemoryLimiter::new(limits.memory_bytes),
+            host: PluginCtx { plugin: Arc::from(plugin), session: session.clone() },
+        };
+        Ok(Prepared { store: self.new_store(state), stdout, stderr })
+    }
+
+    /// Calls `describe` on a fresh instance.
+    pub async fn describe(
+        &self,
+        pre: &ToolPluginPre<CallState>,
+        plugin: &str,
+        session: &Arc<Session>,
+        limits: &Limits,
+    ) -> CallReport<Vec<wit::ToolSpec>> {
+        let started = Instant::now();
+        let mut p = match self.prepare(plugin, session, limits) {
+            Ok(p) => p,
+            Err(e) => return failed(e, started),
+        };
+        let outcome = {
+            let store = &mut p.store;
+            let fut = async move {
+                let inst = pre.instantiate_async(&mut *store).await?;
+                inst.corral_plugin_tool().call_describe(&mut *store).await
+            };
+            tokio::time::timeout(limits.timeout, fut).await
+        };
+        finish(p, outcome, limits, started, Ok)
+    }
+
+    /// Calls `invoke(tool, args_json)` on a fresh instance; the output is capped.
+    pub async fn invoke(
+        &self,
+        pre: &ToolPluginPre<CallState>,
+        plugin: &str,
+        session: &Arc<Session>,
+        tool: &str,
+        args_json: &str,
+        limits: &Limits,
+    ) -> CallReport<ToolOutput> {
+        let started = Instant::now();
+        let mut p = match self.prepare(plugin, session, limits) {
+            Ok(p) => p,
+            Err(e) => return failed(e, started),
+        };
+        let outcome = {
+            let store = &mut p.store;
+            let fut = async move {
+                let inst = pre.instantiate_async(&mut *store).await?;
+                inst.corral_plugin_tool().call_invoke(&mut *store, tool, args_json).await
+            };
+            tokio::time::timeout(limits.timeout, fut).await
+        };
+        let limit = limits.output_bytes;
+        finish(p, outcome, limits, started, |r| match r {
+            Ok(out) => Ok(ToolOutput::from_wit(out, limit)),
+            Err(e) => Err(ToolError::from(e)),
+        })
+    }
+}
+
+fn failed<T>(e: ToolError, started: Instant) -> CallReport<T> {
+    CallReport {
+        result: Err(e),
+        stdout: Captured::default(),
+        stderr: Captured::default(),
+        duration: started.elapsed(),
+    }
+}
+
+fn finish<R, T>(
+    p: Prepared,
+    outcome: Result<wasmtime::Result<R>, tokio::time::error::Elapsed>,
+    limits: &Limits,
+    started: Instant,
+    convert: impl FnOnce(R) -> Result<T, ToolError>,
+) -> CallReport<T> {
+    let stderr = p.stderr.captured();
+    let result = match outcome {
+        Err(_) => Err(ToolError::new(
+            ErrorKind::Timeout,
+            format!("the plugin did not finish within {} s and was stopped", limits.timeout.as_secs_f64()),
+        )),
+        Ok(Err(e)) => Err(classify(&e, p.store.data().limiter.exceeded, limits, &stderr)),
+        Ok(Ok(r)) => convert(r),
+    };
+    CallReport { result, stdout: p.stdout.captured(), stderr, duration: started.elapsed() }
+}
+
+/// Turns a wasmtime error from instantiating or calling a plugin into a tool error.
+fn classify(e: &wasmtime::Error, memory_exceeded: bool, limits: &Limits, stderr: &Captured) -> ToolError {
+    let tail = stderr_tail(stderr);
+    let mut err = if memory_exceeded {
+        ToolError::new(
+            ErrorKind::OutOfMemory,
+            format!(
+                "the plugin exceeded its memory limit of {} MiB and was stopped",
+                limits.memory_bytes >> 20
+            ),
+        )
+    } else if let Some(trap) = e.downcast_ref::<wasmtime::Trap>() {
+        let what = match trap {
+            wasmtime::Trap::UnreachableCodeReached => {
+                "the plugin crashed (it panicked or aborted)".to_string()
+            }
+            wasmtime::Trap::StackOverflow => "the plugin overflowed its stack".to_string(),
+            other => format!("the plugin crashed: {other}"),
+        };
+        ToolError::new(ErrorKind::Crashed, what)
+    } else {
+        ToolError::new(ErrorKind::Malformed, format!("the plugin's result could not be read: {e}"))
+    };
+    if let Some(tail) = tail {
+        err.message.push_str(&format!("\nplugin stderr (last lines):\n{tail}"));
+    }
+    err.hint =
+        Some("this is a fault in the plugin, not in the arguments; the next call starts afresh".into());
+    err
+}
+
+/// The last ~1 KB of a plugin's stderr, if it wrote any.
+fn stderr_tail(c: &Captured) -> Option<String> {
+    if c.bytes.is_empty() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&c.bytes);
+    let text = text.trim_end();
+    let mut start = text.len().saturating_sub(1024);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    Some(text[start..].to_string())
+}

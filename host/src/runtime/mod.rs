@@ -1,0 +1,86 @@
+//! Running plugins: one engine, compiled components cached on disk, one `InstancePre` per
+//! component, and a fresh, limited store for every call.
+
+mod cache;
+mod engine;
+mod invoke;
+mod limits;
+mod output;
+mod pipes;
+pub mod registry;
+
+pub use cache::{Cache, CacheStatus, default_dir as default_cache_dir};
+pub use limits::Limits;
+pub use output::{ErrorKind, ToolError, ToolOutput};
+pub use pipes::Captured;
+pub use registry::{Candidate, Origin, Plugin, PluginInfo, Registry, RegistryError, ToolSpec};
+
+use crate::capabilities::PluginCtx;
+use crate::wit::ToolPlugin;
+use std::path::PathBuf;
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::{Engine, Store};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// Errors setting up the runtime.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("cannot create the WebAssembly engine: {0}")]
+    Engine(String),
+    #[error("cannot start the epoch ticker thread: {0}")]
+    Ticker(std::io::Error),
+}
+
+/// Everything a store holds during one call.
+pub struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: limits::MemoryLimiter,
+    host: PluginCtx,
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+/// The engine, the linker with every host interface, and the component cache.
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<CallState>,
+    cache: Cache,
+    _ticker: engine::Ticker,
+}
+
+impl Runtime {
+    /// Creates the engine and starts its epoch ticker. `cache_dir` None disables caching.
+    pub fn new(cache_dir: Option<PathBuf>) -> Result<Runtime, RuntimeError> {
+        let engine = engine::new_engine().map_err(|e| RuntimeError::Engine(e.to_string()))?;
+        let mut linker: Linker<CallState> = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
+            .map_err(|e| RuntimeError::Engine(e.to_string()))?;
+        ToolPlugin::add_to_linker::<CallState, HasSelf<PluginCtx>>(&mut linker, |s| &mut s.host)
+            .map_err(|e| RuntimeError::Engine(e.to_string()))?;
+        let cache = Cache::new(&engine, cache_dir);
+        let ticker = engine::Ticker::start(&engine).map_err(RuntimeError::Ticker)?;
+        Ok(Runtime { engine, linker, cache, _ticker: ticker })
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
+    fn new_store(&self, state: CallState) -> Store<CallState> {
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limiter);
+        // Yield to the executor on every epoch tick so the call's timeout can fire.
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_async_yield_and_update(1);
+        store
+    }
+}

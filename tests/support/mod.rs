@@ -1,0 +1,152 @@
+//! Shared by the end-to-end suites: a sandbox directory tree (workspace, outside files,
+//! private config and cache), the real `corral` binary, and the test plugins.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("host/ is in the repo").to_path_buf()
+}
+
+/// Where test plugins and the shared compile cache live.
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| repo().join("target"))
+}
+
+/// The path of a test plugin component (see tests/plugins), built on first use.
+pub fn test_plugin(name: &str) -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let dir = BUILT.get_or_init(|| {
+        let target = target_dir().join("plugins-wasm");
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(repo().join("tests/plugins"))
+            .args(["build", "--quiet", "--release", "--target", "wasm32-wasip2", "--target-dir"])
+            .arg(&target)
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS")
+            .env_remove("CARGO_TARGET_DIR")
+            .status()
+            .expect("run cargo to build the test plugins");
+        assert!(status.success(), "building tests/plugins failed");
+        target.join("wasm32-wasip2/release")
+    });
+    dir.join(format!("{name}.wasm"))
+}
+
+/// The result of one corral run.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    /// Panics with both streams unless the run exited 0.
+    pub fn ok(self) -> Run {
+        assert_eq!(self.code, 0, "corral failed\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+
+    /// Panics unless the run exited with a tool error (1).
+    pub fn tool_err(self) -> Run {
+        assert_eq!(self.code, 1, "expected a tool error\nstdout:\n{}\nstderr:\n{}", self.stdout, self.stderr);
+        self
+    }
+}
+
+/// A private tree: `ws/` (the workspace, a git-like root), `outside/` (must never change),
+/// `home/` with corral's config dir, and a cache dir shared by all tests of this build.
+pub struct Sandbox {
+    pub tmp: tempfile::TempDir,
+    pub ws: PathBuf,
+    pub outside: PathBuf,
+    pub config: PathBuf,
+}
+
+impl Sandbox {
+    pub fn new() -> Sandbox {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(tmp.path()).expect("canonical tempdir");
+        let ws = base.join("ws");
+        let outside = base.join("outside");
+        let config = base.join("home/.config/corral");
+        for d in [&ws, &outside, &config, &ws.join(".git")] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        std::fs::write(outside.join("secret.txt"), "top secret\n").expect("write");
+        std::fs::write(ws.join("hello.txt"), "hello\nworld\n").expect("write");
+        Sandbox { tmp, ws, outside, config }
+    }
+
+    /// A shared compile cache: the first test compiles, the rest load.
+    pub fn cache_dir() -> PathBuf {
+        target_dir().join("test-cache")
+    }
+
+    /// A `corral` command in the workspace with a clean, private environment.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_corral"));
+        c.current_dir(&self.ws)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.tmp.path().join("home"))
+            .env("CORRAL_CONFIG_DIR", &self.config)
+            .env("CORRAL_CACHE_DIR", Self::cache_dir())
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// Runs corral with `args`.
+    pub fn run(&self, args: &[&str]) -> Run {
+        Run::from(self.cmd().args(args).output().expect("run corral"))
+    }
+
+    /// Calls one tool with JSON arguments, plus extra flags before the command.
+    pub fn tool(&self, flags: &[&str], name: &str, args: &serde_json::Value) -> Run {
+        let json = args.to_string();
+        let mut all: Vec<&str> = flags.to_vec();
+        all.extend(["tool", name, &json]);
+        self.run(&all)
+    }
+
+    /// Every entry under the sandbox except the workspace: path -> (kind, content).
+    pub fn outside_state(&self) -> BTreeMap<PathBuf, String> {
+        let mut out = BTreeMap::new();
+        walk(self.tmp.path(), &self.ws, &mut out);
+        out
+    }
+}
+
+fn walk(dir: &Path, skip: &Path, out: &mut BTreeMap<PathBuf, String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p == skip {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&p) else { continue };
+        let desc = if meta.file_type().is_symlink() {
+            format!("link -> {}", std::fs::read_link(&p).map(|t| t.display().to_string()).unwrap_or_default())
+        } else if meta.is_dir() {
+            walk(&p, skip, out);
+            "dir".to_string()
+        } else {
+            format!("file {:?}", std::fs::read(&p).unwrap_or_default())
+        };
+        out.insert(p, desc);
+    }
+}
