@@ -32,6 +32,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", repo.join("wit").display());
     println!("cargo:rerun-if-env-changed=CORRAL_PLUGINS_TARGET_DIR");
 
+    ensure_wasm_target();
     let target_dir = plugin_target_dir(&repo);
     let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.current_dir(&plugins)
@@ -77,6 +78,35 @@ fn main() {
     }
     code.push_str("];\n");
     fs::write(out_dir.join("builtins.rs"), code).expect("cannot write builtins.rs");
+}
+
+/// Installs the wasm32-wasip2 standard library through rustup when the toolchain lacks it,
+/// so a fresh machine needs nothing but `cargo build`. Without rustup, says what is missing.
+fn ensure_wasm_target() {
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let sysroot =
+        Command::new(&rustc).args(["--print", "sysroot"]).output().ok().filter(|o| o.status.success());
+    let Some(sysroot) = sysroot.map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim())) else {
+        return;
+    };
+    if sysroot.join("lib/rustlib/wasm32-wasip2").is_dir() {
+        return;
+    }
+    let mut cmd = Command::new("rustup");
+    cmd.args(["target", "add", "wasm32-wasip2"]);
+    if let Ok(toolchain) = env::var("RUSTUP_TOOLCHAIN") {
+        cmd.args(["--toolchain", &toolchain]);
+    }
+    println!(
+        "cargo:warning=installing the wasm32-wasip2 target with rustup (needed for the built-in plugins)"
+    );
+    match cmd.status() {
+        Ok(s) if s.success() => {}
+        _ => panic!(
+            "the wasm32-wasip2 target is not installed and rustup could not add it.\n\
+             Install it with: rustup target add wasm32-wasip2"
+        ),
+    }
 }
 
 /// Where the plugins are compiled: beside the host's own target directory, so repeated

@@ -1,1 +1,269 @@
+//! The command line end to end: the file tools change the disk as promised, the read guard
+//! and trash work across the host boundary, plugins are discovered from every source, the
+//! compile cache is used and distrusted when damaged, and bad input gets clear errors.
 
+mod support;
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use support::Sandbox;
+
+#[test]
+fn write_then_edit_then_read_round_trip() {
+    let sb = Sandbox::new();
+    let r = sb
+        .tool(&[], "write_file", &json!({"file_path": "src/new/lib.rs", "content": "fn a() {}\nfn b() {}\n"}))
+        .ok();
+    assert!(r.stdout.starts_with("Wrote 20 bytes to src/new/lib.rs"), "{}", r.stdout);
+    assert_eq!(std::fs::read_to_string(sb.ws.join("src/new/lib.rs")).unwrap(), "fn a() {}\nfn b() {}\n");
+    // A new corral process is a new session: the guard needs a read first.
+    let r = sb
+        .tool(
+            &[],
+            "edit_file",
+            &json!({"file_path": "src/new/lib.rs", "old_string": "fn b() {}", "new_string": "fn c() {}"}),
+        )
+        .tool_err();
+    assert!(r.stderr.contains("has not been read"), "{}", r.stderr);
+    assert!(r.stderr.contains("hint: read the file"), "{}", r.stderr);
+    sb.tool(
+        &["--no-read-guard"],
+        "edit_file",
+        &json!({"file_path": "src/new/lib.rs", "old_string": "fn b() {}", "new_string": "fn c() {}"}),
+    )
+    .ok();
+    let r = sb.tool(&[], "read_file", &json!({"file_path": "src/new/lib.rs"})).ok();
+    assert!(r.stdout.contains("1: fn a() {}\n2: fn c() {}"), "{}", r.stdout);
+    let sum: String =
+        Sha256::digest(b"fn a() {}\nfn c() {}\n")[..4].iter().map(|b| format!("{b:02x}")).collect();
+    assert!(r.stdout.contains(&format!("[checksum={sum}]")), "{}", r.stdout);
+}
+
+#[test]
+fn overwriting_an_unread_file_is_refused_and_leaves_it_intact() {
+    let sb = Sandbox::new();
+    let r = sb.tool(&[], "write_file", &json!({"file_path": "hello.txt", "content": "clobbered"})).tool_err();
+    assert!(r.stderr.contains("error (conflict)"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(sb.ws.join("hello.txt")).unwrap(), "hello\nworld\n");
+    let leftovers: Vec<_> = std::fs::read_dir(&sb.ws)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("corral-tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left behind");
+}
+
+#[test]
+fn delete_moves_to_the_trash_with_an_index() {
+    let sb = Sandbox::new();
+    let r = sb.tool(&["--no-read-guard"], "delete_file", &json!({"file_path": "hello.txt"})).ok();
+    assert!(!sb.ws.join("hello.txt").exists());
+    let index = std::fs::read_to_string(sb.ws.join(".corral/trash/index.jsonl")).unwrap();
+    let entry: Value = serde_json::from_str(index.lines().next().unwrap()).unwrap();
+    assert_eq!(entry["original_path"], "hello.txt");
+    assert_eq!(entry["bytes"], 12);
+    let id = entry["trash_id"].as_str().unwrap();
+    assert!(r.stdout.contains(&format!(".corral/trash/{id}")), "{}", r.stdout);
+    let kept = std::fs::read_to_string(sb.ws.join(format!(".corral/trash/{id}/hello.txt"))).unwrap();
+    assert_eq!(kept, "hello\nworld\n");
+    // Without the guard flag an unread file is not deleted.
+    std::fs::write(sb.ws.join("keep.txt"), "x").unwrap();
+    sb.tool(&[], "delete_file", &json!({"file_path": "keep.txt"})).tool_err();
+    assert!(sb.ws.join("keep.txt").exists());
+}
+
+#[test]
+fn trash_retention_purges_old_entries_first() {
+    let sb = Sandbox::new();
+    let trash = sb.ws.join(".corral/trash");
+    std::fs::create_dir_all(trash.join("0ld")).unwrap();
+    std::fs::write(trash.join("0ld/f.txt"), "old").unwrap();
+    let old = json!({"trash_id": "0ld", "original_path": "f.txt", "timestamp": 1, "bytes": 3});
+    std::fs::write(trash.join("index.jsonl"), format!("{old}\n")).unwrap();
+    sb.tool(&["--no-read-guard"], "delete_file", &json!({"file_path": "hello.txt"})).ok();
+    assert!(!trash.join("0ld").exists(), "an entry older than 7 days survived");
+    let index = std::fs::read_to_string(trash.join("index.jsonl")).unwrap();
+    assert_eq!(index.lines().count(), 1, "{index}");
+    assert!(index.contains("hello.txt"));
+}
+
+#[test]
+fn move_from_renames_without_reading() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("img.bin"), [0u8, 159, 146, 150]).unwrap();
+    sb.tool(&[], "write_file", &json!({"file_path": "assets/img.bin", "move_from": "img.bin"})).ok();
+    assert_eq!(std::fs::read(sb.ws.join("assets/img.bin")).unwrap(), vec![0u8, 159, 146, 150]);
+    assert!(!sb.ws.join("img.bin").exists());
+}
+
+#[test]
+fn list_and_grep_see_the_workspace() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.ws.join("src/deep")).unwrap();
+    std::fs::write(sb.ws.join("src/deep/a.rs"), "fn main() { todo!() }\n").unwrap();
+    std::fs::write(sb.ws.join("src/b.rs"), "// nothing\n").unwrap();
+    std::fs::write(sb.ws.join(".gitignore"), "ignored.rs\n").unwrap();
+    std::fs::write(sb.ws.join("src/ignored.rs"), "todo!()\n").unwrap();
+    let r = sb.tool(&[], "list_files", &json!({"pattern": "**/*.rs"})).ok();
+    assert!(r.stdout.contains("src/deep/a.rs") && r.stdout.contains("src/b.rs"), "{}", r.stdout);
+    let r = sb.tool(&[], "grep", &json!({"pattern": "todo!"})).ok();
+    assert!(r.stdout.contains("src/deep/a.rs") && r.stdout.contains("Line 1:"), "{}", r.stdout);
+    assert!(!r.stdout.contains("ignored.rs"), "grep ignored .gitignore: {}", r.stdout);
+}
+
+#[test]
+fn tools_lists_every_built_in() {
+    let sb = Sandbox::new();
+    let r = sb.run(&["tools"]).ok();
+    for t in
+        ["read_file", "read_multiple_files", "write_file", "edit_file", "delete_file", "list_files", "grep"]
+    {
+        assert!(r.stdout.lines().any(|l| l.starts_with(&format!("{t} "))), "{t} missing:\n{}", r.stdout);
+    }
+    let json: Value = serde_json::from_str(&sb.run(&["tools", "--json"]).ok().stdout).unwrap();
+    let write = json.as_array().unwrap().iter().find(|t| t["name"] == "write_file").unwrap();
+    assert_eq!(write["input_schema"]["type"], "object");
+    assert_eq!(write["read_only"], false);
+    assert_eq!(write["capabilities"], json!(["workspace-write"]));
+}
+
+#[test]
+fn plugins_are_found_in_project_user_and_flag_locations() {
+    let sb = Sandbox::new();
+    let faulty = support::test_plugin("faulty");
+    let bytes = std::fs::read(&faulty).unwrap();
+    std::fs::create_dir_all(sb.ws.join(".corral/plugins")).unwrap();
+    std::fs::write(sb.ws.join(".corral/plugins/proj.wasm"), &bytes).unwrap();
+    let r = sb.tool(&[], "ok", &json!({})).ok();
+    assert_eq!(r.stdout, "fine\n");
+    // The same tools from the user's directory clash with the project's copy.
+    std::fs::create_dir_all(sb.config.join("plugins")).unwrap();
+    std::fs::write(sb.config.join("plugins/user.wasm"), &bytes).unwrap();
+    let r = sb.run(&["tools"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("offered by two plugins") && r.stderr.contains("user.wasm"), "{}", r.stderr);
+    assert!(r.stderr.contains("proj.wasm"), "{}", r.stderr);
+    std::fs::write(sb.ws.join("corral.toml"), "[plugins]\ndisabled = [\"user\"]\n").unwrap();
+    let r = sb.run(&["plugins", "--json"]).ok();
+    let list: Value = serde_json::from_str(&r.stdout).unwrap();
+    let proj = list.as_array().unwrap().iter().find(|p| p["name"] == "proj").unwrap();
+    assert_eq!(proj["origin"], "project");
+    let sha: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(proj["sha256"], sha);
+    assert_eq!(proj["size"], bytes.len());
+    assert!(!list.as_array().unwrap().iter().any(|p| p["name"] == "user"));
+}
+
+#[test]
+fn the_cache_is_used_and_a_damaged_entry_is_rebuilt() {
+    let sb = Sandbox::new();
+    let cache = sb.tmp.path().join("own-cache");
+    let run = |args: &[&str]| {
+        let out = sb.cmd().env("CORRAL_CACHE_DIR", &cache).args(args).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let first = run(&["plugins", "--json"]);
+    assert!(first.as_array().unwrap().iter().all(|p| p["cached"] == false));
+    let second = run(&["plugins", "--json"]);
+    assert!(second.as_array().unwrap().iter().all(|p| p["cached"] == true), "{second}");
+    // Flip one byte in every compiled entry: each must be detected and recompiled.
+    for e in std::fs::read_dir(cache.join("components")).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "cwasm") {
+            let mut bytes = std::fs::read(e.path()).unwrap();
+            let mid = bytes.len() / 2;
+            bytes[mid] ^= 0x5a;
+            std::fs::write(e.path(), bytes).unwrap();
+        }
+    }
+    let third = run(&["plugins", "--json"]);
+    for p in third.as_array().unwrap() {
+        assert!(p["cache"].as_str().unwrap().contains("integrity check"), "{p}");
+    }
+    let out = sb
+        .cmd()
+        .env("CORRAL_CACHE_DIR", &cache)
+        .args(["tool", "read_file", r#"{"file_path":"hello.txt"}"#])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1: hello"));
+    let fourth = run(&["plugins", "--json"]);
+    assert!(fourth.as_array().unwrap().iter().all(|p| p["cached"] == true));
+}
+
+#[test]
+fn the_workspace_root_is_found_from_a_subdirectory() {
+    let sb = Sandbox::new();
+    std::fs::create_dir_all(sb.ws.join("a/b")).unwrap();
+    let out = sb
+        .cmd()
+        .current_dir(sb.ws.join("a/b"))
+        .args(["tool", "read_file", r#"{"file_path":"hello.txt"}"#])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let other = sb.tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("x.txt"), "x\n").unwrap();
+    let r = sb
+        .run(&["--workspace", other.to_str().unwrap(), "tool", "read_file", r#"{"file_path":"x.txt"}"#])
+        .ok();
+    assert!(r.stdout.contains("1: x"));
+}
+
+#[test]
+fn bad_input_gets_clear_errors() {
+    let sb = Sandbox::new();
+    let r = sb.run(&["tool", "read_fil", "{}"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("no tool named 'read_fil'") && r.stderr.contains("read_file"), "{}", r.stderr);
+    let r = sb.run(&["tool", "read_file", "{not json"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not valid JSON"), "{}", r.stderr);
+    let r = sb.run(&["tool", "read_file", "[1]"]);
+    assert!(r.code == 2 && r.stderr.contains("must be a JSON object"), "{}", r.stderr);
+    std::fs::write(sb.ws.join("corral.toml"), "[limits]\ntimeout = 3\n").unwrap();
+    let r = sb.run(&["tools"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("corral.toml is not valid") && r.stderr.contains("unknown field"),
+        "{}",
+        r.stderr
+    );
+    std::fs::remove_file(sb.ws.join("corral.toml")).unwrap();
+    let r = sb.run(&["--timeout", "0", "tools"]);
+    assert!(r.code == 2 && r.stderr.contains("between 0 and 3600"), "{}", r.stderr);
+    let r = sb.run(&["--plugin", "/nonexistent/x.wasm", "tools"]);
+    assert!(r.code == 2 && r.stderr.contains("cannot read plugin /nonexistent/x.wasm"), "{}", r.stderr);
+    std::fs::write(sb.ws.join("junk.wasm"), b"not a component").unwrap();
+    let r = sb.run(&["--plugin", "junk.wasm", "tools"]);
+    assert!(r.code == 2 && r.stderr.contains("is not a valid component"), "{}", r.stderr);
+}
+
+#[test]
+fn arguments_can_come_on_stdin() {
+    use std::io::Write;
+    let sb = Sandbox::new();
+    let mut child = sb
+        .cmd()
+        .args(["tool", "read_file", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(br#"{"file_path": "hello.txt"}"#).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2: world"));
+}
+
+#[test]
+fn every_command_has_help() {
+    let sb = Sandbox::new();
+    let r = sb.run(&["--help"]).ok();
+    for w in ["tools", "tool", "plugins", "--workspace", "--add-dir-ro", "--no-read-guard", "--memory-mib"] {
+        assert!(r.stdout.contains(w), "--help lacks {w}");
+    }
+    let r = sb.run(&["tool", "--help"]).ok();
+    assert!(r.stdout.contains("Exits 0 on success, 1 when the tool reports an error"), "{}", r.stdout);
+    assert!(sb.run(&["plugins", "--help"]).ok().stdout.contains("sha256"));
+}

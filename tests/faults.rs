@@ -1,1 +1,162 @@
+//! Misbehaving plugins: each fault becomes a typed tool error within its limit, and the
+//! next call to the same loaded plugin works. Run in-process against the library (so the
+//! same `InstancePre` is reused) and once through the binary for the user-facing text.
 
+mod support;
+
+use corral::capabilities::{Policy, Roots, Session, log};
+use corral::runtime::{self, CallReport, ErrorKind, Limits, Registry, RegistryError, Runtime, ToolOutput};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use support::Sandbox;
+
+struct Loaded {
+    _sb: Sandbox,
+    runtime: Runtime,
+    session: Arc<Session>,
+    registry: Registry,
+}
+
+fn block<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(f)
+}
+
+fn load(plugins: &[&str], disabled: &[&str], limits: &Limits) -> Result<Loaded, RegistryError> {
+    let sb = Sandbox::new();
+    let roots = Roots::open(&sb.ws, &[], &[]).unwrap();
+    let session = Arc::new(Session::new(roots, Policy::default(), log::Sink::new(false)));
+    let runtime = Runtime::new(Some(Sandbox::cache_dir())).unwrap();
+    let paths: Vec<PathBuf> = plugins.iter().map(|p| support::test_plugin(p)).collect();
+    let candidates = runtime::registry::discover(&sb.ws, None, &paths)?;
+    let disabled: Vec<String> = disabled.iter().map(|s| s.to_string()).collect();
+    let registry = block(Registry::load(&runtime, &session, candidates, &disabled, limits))?;
+    Ok(Loaded { _sb: sb, runtime, session, registry })
+}
+
+fn call(l: &Loaded, tool: &str, args: &str, limits: &Limits) -> CallReport<ToolOutput> {
+    let (_, plugin) = l.registry.tool(tool).unwrap_or_else(|| panic!("no tool {tool}"));
+    block(l.runtime.invoke(&plugin.pre, &plugin.info.name, &l.session, tool, args, limits))
+}
+
+fn limits() -> Limits {
+    Limits { timeout: Duration::from_secs(2), memory_bytes: 64 << 20, ..Limits::default() }
+}
+
+/// Runs `tool`, checks the error kind and the time it took, then checks `ok` still works.
+fn fault(l: &Loaded, tool: &str, want: ErrorKind, within: Duration) -> String {
+    let started = Instant::now();
+    let r = call(l, tool, "{}", &limits());
+    let took = started.elapsed();
+    let err = r.result.expect_err("the fault must be an error");
+    assert_eq!(err.kind, want, "{tool}: {err:?}");
+    assert!(took < within, "{tool} took {took:?}, limit {within:?}");
+    let next = call(l, "ok", "{}", &limits());
+    assert_eq!(next.result.expect("the next call works").text, "fine");
+    err.message
+}
+
+#[test]
+fn a_panic_is_a_crash_with_the_panic_message() {
+    let l = load(&["faulty"], &[], &limits()).unwrap();
+    let msg = fault(&l, "panic", ErrorKind::Crashed, Duration::from_secs(5));
+    assert!(msg.contains("panicked") && msg.contains("deliberate panic"), "{msg}");
+}
+
+#[test]
+fn an_infinite_loop_times_out() {
+    let l = load(&["faulty"], &[], &limits()).unwrap();
+    let started = Instant::now();
+    let msg = fault(&l, "spin", ErrorKind::Timeout, Duration::from_secs(4));
+    assert!(started.elapsed() >= Duration::from_secs(2), "stopped before its limit");
+    assert!(msg.contains("within 2 s"), "{msg}");
+}
+
+#[test]
+fn a_memory_bomb_hits_the_cap() {
+    let l = load(&["faulty"], &[], &limits()).unwrap();
+    let msg = fault(&l, "membomb", ErrorKind::OutOfMemory, Duration::from_secs(5));
+    assert!(msg.contains("64 MiB"), "{msg}");
+}
+
+#[test]
+fn runaway_recursion_crashes_cleanly() {
+    let l = load(&["faulty"], &[], &limits()).unwrap();
+    fault(&l, "recurse", ErrorKind::Crashed, Duration::from_secs(5));
+}
+
+#[test]
+fn a_malformed_result_is_rejected() {
+    let l = load(&["faulty", "malformed"], &[], &limits()).unwrap();
+    let r = call(&l, "bad_utf8", "{}", &limits());
+    let err = r.result.expect_err("invalid UTF-8 must not pass");
+    assert_eq!(err.kind, ErrorKind::Malformed, "{err:?}");
+    assert_eq!(call(&l, "bad_utf8", "{}", &limits()).result.unwrap_err().kind, ErrorKind::Malformed);
+    assert_eq!(call(&l, "ok", "{}", &limits()).result.unwrap().text, "fine");
+}
+
+#[test]
+fn an_output_flood_is_cut_not_fatal() {
+    let l = load(&["faulty"], &[], &limits()).unwrap();
+    let r = call(&l, "flood", "{}", &limits());
+    assert_eq!(r.result.expect("a flood is not an error").text, "flooded 20 MiB");
+    assert_eq!(r.stdout.bytes.len(), limits().stdio_bytes, "kept exactly the stdio limit");
+    assert_eq!(r.stdout.dropped as usize, 320 * 64 * 1024 - limits().stdio_bytes);
+    assert_eq!(call(&l, "ok", "{}", &limits()).result.unwrap().text, "fine");
+}
+
+#[test]
+fn a_huge_result_is_capped_and_flagged() {
+    let l = load(&["faulty"], &[], &limits()).unwrap();
+    let out = call(&l, "huge", r#"{"mb": 8}"#, &limits()).result.expect("capped, not failed");
+    assert!(out.truncated);
+    assert!(out.text.len() < limits().output_bytes + 200, "{} bytes", out.text.len());
+    assert!(out.text.ends_with("over the 50 KB limit]"), "{}", &out.text[out.text.len() - 80..]);
+    // A result too big to build inside the memory cap is a memory error, not a host crash.
+    let err = call(&l, "huge", r#"{"mb": 100}"#, &limits()).result.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::OutOfMemory, "{err:?}");
+    assert_eq!(call(&l, "ok", "{}", &limits()).result.unwrap().text, "fine");
+}
+
+#[test]
+fn every_call_starts_from_fresh_memory() {
+    let l = load(&["faulty"], &[], &limits()).unwrap();
+    for _ in 0..3 {
+        assert_eq!(call(&l, "count", "{}", &limits()).result.unwrap().text, "1");
+    }
+}
+
+#[test]
+fn a_bad_tool_description_refuses_the_plugin() {
+    let err = load(&["badspec"], &[], &limits()).err().expect("must be refused");
+    let text = err.to_string();
+    assert!(text.contains("badspec.wasm") && text.contains("broken_schema"), "{text}");
+    assert!(text.contains("\"type\": \"object\""), "{text}");
+}
+
+#[test]
+fn two_plugins_with_one_tool_name_is_an_error_naming_both() {
+    let err = load(&["clash"], &[], &limits()).err().expect("clash must be refused");
+    let text = err.to_string();
+    assert!(text.contains("'read_file'"), "{text}");
+    assert!(text.contains("embedded in corral") && text.contains("clash.wasm"), "{text}");
+    assert!(text.contains("disabled = [\"clash\"]"), "{text}");
+    // Disabling either one resolves it.
+    let l = load(&["clash"], &["built-in:read_file"], &limits()).unwrap();
+    let (_, p) = l.registry.tool("read_file").unwrap();
+    assert_eq!(p.info.name, "clash");
+    let l = load(&["clash"], &["clash"], &limits()).unwrap();
+    assert_eq!(l.registry.tool("read_file").unwrap().1.info.name, "read_file");
+}
+
+#[test]
+fn the_binary_reports_a_crash_and_exits_1() {
+    let sb = Sandbox::new();
+    let faulty = support::test_plugin("faulty");
+    let r = sb.run(&["--plugin", faulty.to_str().unwrap(), "--timeout", "1", "tool", "panic"]).tool_err();
+    assert!(r.stderr.contains("error (crashed)") && r.stderr.contains("deliberate panic"), "{}", r.stderr);
+    let r = sb.run(&["--plugin", faulty.to_str().unwrap(), "--timeout", "1", "tool", "spin"]).tool_err();
+    assert!(r.stderr.contains("error (timeout)"), "{}", r.stderr);
+    let r = sb.run(&["--plugin", faulty.to_str().unwrap(), "tool", "flood"]).ok();
+    assert!(r.stderr.contains("output streams were cut"), "{}", r.stderr);
+}

@@ -10,6 +10,7 @@ mod pipes;
 pub mod registry;
 
 pub use cache::{Cache, CacheStatus, default_dir as default_cache_dir};
+pub use invoke::CallReport;
 pub use limits::Limits;
 pub use output::{ErrorKind, ToolError, ToolOutput};
 pub use pipes::Captured;

@@ -34,21 +34,33 @@ pub fn read_text(path: &Path, shown: &str) -> Result<(String, Vec<u8>), ToolErro
 
 /// Checks that `bytes` are text and decodes them.
 pub fn decode_text(bytes: &[u8], shown: &str) -> Result<String, ToolError> {
+    text_of(bytes, shown).map(str::to_owned)
+}
+
+/// Like [`decode_text`] without copying: `bytes` as `&str`, or the same refusal.
+pub fn text_of<'a>(bytes: &'a [u8], shown: &str) -> Result<&'a str, ToolError> {
     if is_binary(bytes) {
         return Err(ToolError::new(
             ErrorKind::Unsupported,
             format!("'{shown}' is a binary file; it cannot be shown as text"),
         ));
     }
-    String::from_utf8(bytes.to_vec()).map_err(|e| {
+    std::str::from_utf8(bytes).map_err(|e| {
         ToolError::new(
             ErrorKind::Unsupported,
             format!(
                 "'{shown}' is not valid UTF-8 (first bad byte at offset {}); only UTF-8 text can be read",
-                e.utf8_error().valid_up_to()
+                e.valid_up_to()
             ),
         )
     })
+}
+
+/// How many lines `text` has, counted like [`str::lines`]: split at `\n`, a final line
+/// ending is optional, so `"a\nb"` and `"a\nb\n"` both have two lines.
+pub fn count_lines(text: &str) -> usize {
+    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    if text.is_empty() || text.ends_with('\n') { newlines } else { newlines + 1 }
 }
 
 /// `line` cut to [`MAX_LINE_CHARS`] characters, with `[+N chars]` saying how much was cut.
@@ -60,6 +72,43 @@ pub fn clip_line(line: &str) -> std::borrow::Cow<'_, str> {
             std::borrow::Cow::Owned(format!("{} [+{rest} chars]", &line[..cut]))
         }
     }
+}
+
+/// Files larger than this are not read (read_file refuses them, grep skips them).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// Directory walks (list_files, grep) stop after this many entries.
+pub const MAX_WALK_ENTRIES: usize = 20_000;
+
+/// A single-threaded walk of `root` with the rules list_files and grep share:
+/// `.gitignore`, `.ignore` and `.git/info/exclude` are honoured (also outside a git
+/// repository, and those of parent directories), the user's global git excludes are not;
+/// hidden files are included but `.git` is skipped; symlinks are listed, never followed.
+/// Entries are sorted by name within each directory so that walks are repeatable.
+/// Unreadable entries come out as `Err` items, which callers skip.
+pub fn walker(root: &Path, max_depth: Option<usize>) -> ignore::Walk {
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
+        .hidden(false)
+        .ignore(true)
+        .git_ignore(true)
+        .git_exclude(true)
+        .git_global(false)
+        .require_git(false)
+        .parents(true)
+        .follow_links(false)
+        .max_depth(max_depth)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .filter_entry(|e| e.depth() == 0 || e.file_name() != ".git");
+    builder.build()
+}
+
+/// The modification time of `meta` in nanoseconds since the epoch (0 when unknown), a
+/// key for sorting newest first.
+pub fn mtime_key(meta: &std::fs::Metadata) -> u128 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos())
 }
 
 #[cfg(test)]
@@ -85,6 +134,13 @@ mod tests {
         let line = "x".repeat(MAX_LINE_CHARS + 5);
         assert_eq!(clip_line(&line), format!("{} [+5 chars]", "x".repeat(MAX_LINE_CHARS)));
         assert_eq!(clip_line("short"), "short");
+    }
+
+    #[test]
+    fn lines_are_counted_like_str_lines() {
+        for t in ["", "a", "a\n", "a\nb", "a\nb\n", "\n", "\n\n", "a\r\nb\r\n"] {
+            assert_eq!(count_lines(t), t.lines().count(), "{t:?}");
+        }
     }
 
     #[test]

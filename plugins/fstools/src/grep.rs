@@ -1,10 +1,710 @@
-//! STUB: to be written.
-use corral_plugin_sdk::{Output, Spec, ToolError, Value, host::Workspace, json};
+//! `grep`: a regex search over the workspace's text files, newest files first.
+//!
+//! Each file is read once into a reused buffer and the regex runs over the whole buffer;
+//! line numbers are worked out only for files that match, and UTF-8 is checked only then.
+//! Lines are matched one at a time: a match that spans a line break does not count, and the
+//! line it starts on is checked again on its own.
+
+use crate::common::{self, MAX_FILE_BYTES, MAX_OUTPUT_BYTES, MAX_WALK_ENTRIES};
+use corral_plugin_sdk::args::{opt_bool, opt_str, opt_u64, req_str};
+use corral_plugin_sdk::host::Workspace;
+use corral_plugin_sdk::paths::{Resolver, io_error};
+use corral_plugin_sdk::{ErrorKind, Output, Spec, ToolError, Value, json};
+use regex::bytes::{Regex, RegexBuilder};
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+/// Most matching lines one call reports.
+pub const MAX_MATCHES: usize = 100;
+/// Most context lines around a match.
+pub const MAX_CONTEXT: u64 = 100;
+/// Room kept under the output cap for the first line and the closing notes.
+const NOTES_RESERVE: usize = 1024;
 
 pub fn spec() -> Spec {
-    Spec::new("grep", "stub", json!({"type": "object", "properties": {}}))
+    Spec::new(
+        "grep",
+        "Search file contents with a regular expression (Rust regex syntax, e.g. `fn \\w+\\(`, \
+         `(?i)todo`; escape literal `(`, `[`, `.` etc. with `\\`). Lines are matched one at a time. \
+         Searches `path` (a file or directory, default the workspace root) recursively, newest \
+         files first; results are grouped by file as `  Line N: text` (N is the 1-based line \
+         number, as in read_file). `include` filters files by glob: without a `/` it matches the \
+         file name at any depth (`*.rs`, `*.{ts,tsx}`), with a `/` the path under `path` \
+         (`src/**/*.rs`). `context_lines` adds lines around each match; match lines then end with \
+         `  <<<` and separate blocks are divided by `  --`. Like ripgrep, files ignored by \
+         .gitignore/.ignore are skipped and `.git` is never searched, but other hidden files are \
+         searched. Binary and non-UTF-8 files are skipped. At most 100 matching lines are shown \
+         (lines clipped at 2000 characters), and only the 20,000 most recently modified files are \
+         searched.",
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Regular expression (Rust regex syntax)"},
+                "path": {
+                    "type": "string",
+                    "description": "File or directory to search (default: the workspace root)"
+                },
+                "include": {
+                    "type": "string",
+                    "description": "Only search files matching this glob, e.g. `*.py` or `src/**/*.rs`"
+                },
+                "case_insensitive": {"type": "boolean", "description": "Ignore case (default false)"},
+                "context_lines": {
+                    "type": "integer", "minimum": 0, "maximum": MAX_CONTEXT,
+                    "description": "Lines of context before and after each match (default 0)"
+                }
+            },
+            "required": ["pattern"],
+            "additionalProperties": false
+        }),
+    )
 }
 
-pub fn run(_ws: &dyn Workspace, _args: &Value) -> Result<Output, ToolError> {
-    Ok(Output::text("stub"))
+pub fn run(ws: &dyn Workspace, args: &Value) -> Result<Output, ToolError> {
+    run_with(ws, args, MAX_WALK_ENTRIES)
+}
+
+/// [`run`], searching at most the `max_files` newest files.
+fn run_with(ws: &dyn Workspace, args: &Value, max_files: usize) -> Result<Output, ToolError> {
+    let pattern = req_str(args, "pattern")?;
+    let path = opt_str(args, "path")?.unwrap_or(".");
+    let include = opt_str(args, "include")?;
+    let case_insensitive = opt_bool(args, "case_insensitive")?.unwrap_or(false);
+    let context = opt_u64(args, "context_lines")?.unwrap_or(0);
+    if pattern.is_empty() {
+        return Err(ToolError::invalid_args("'pattern' is empty"));
+    }
+    if context > MAX_CONTEXT {
+        return Err(ToolError::invalid_args(format!(
+            "'context_lines' must be from 0 to {MAX_CONTEXT}, got {context}"
+        )));
+    }
+    let re = RegexBuilder::new(pattern)
+        .case_insensitive(case_insensitive)
+        .multi_line(true)
+        .crlf(true)
+        .build()
+        .map_err(|e| {
+            ToolError::invalid_args(format!("invalid regular expression: {e}")).with_hint(
+                "the pattern uses Rust regex syntax; escape literal ( ) [ ] { } . * + ? | with a backslash",
+            )
+        })?;
+    let include = include.map(compile_include).transpose()?;
+
+    let resolver = Resolver::new(ws);
+    let base = resolver.resolve(path)?;
+    let meta = std::fs::metadata(&base).map_err(|e| io_error(path, &e))?;
+    let mut buf = Vec::new();
+    if meta.is_file() {
+        // An explicit file is searched whatever `include` and the ignore files say.
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(ToolError::new(
+                ErrorKind::TooLarge,
+                format!(
+                    "'{path}' is {} bytes; grep skips files over {} MB",
+                    meta.len(),
+                    MAX_FILE_BYTES >> 20
+                ),
+            ));
+        }
+        let mut head = [0u8; common::BINARY_SNIFF_BYTES];
+        let n = std::fs::File::open(&base)
+            .and_then(|mut f| read_up_to(&mut f, &mut head))
+            .map_err(|e| io_error(path, &e))?;
+        if common::is_binary(&head[..n]) {
+            return Err(ToolError::new(
+                ErrorKind::Unsupported,
+                format!("'{path}' is a binary file; grep only searches text"),
+            ));
+        }
+        let files = vec![Candidate { mtime: 0, size: meta.len(), path: base }];
+        return Ok(search_files(&resolver, &re, &files, context as usize, &mut buf, Vec::new()));
+    }
+    if !meta.is_dir() {
+        return Err(ToolError::new(
+            ErrorKind::Unsupported,
+            format!("'{path}' is not a regular file or directory"),
+        ));
+    }
+
+    let root = resolver.workspace_root().to_path_buf();
+    let mut files: Vec<Candidate> = Vec::new();
+    let mut too_large = 0usize;
+    for item in common::walker(&base, None) {
+        let Ok(entry) = item else { continue };
+        let Some(file_type) = entry.file_type() else { continue };
+        if !file_type.is_file() && !file_type.is_symlink() {
+            continue;
+        }
+        if let Some(glob) = &include {
+            let p = entry.path();
+            let under_base = p.strip_prefix(&base).is_ok_and(|r| glob.is_match(r));
+            if !under_base && !p.strip_prefix(&root).is_ok_and(|r| glob.is_match(r)) {
+                continue;
+            }
+        }
+        // Symlinks are searched when they lead to a regular file the sandbox lets us see.
+        let meta =
+            if file_type.is_file() { entry.metadata().ok() } else { std::fs::metadata(entry.path()).ok() };
+        let Some(meta) = meta.filter(|m| m.is_file()) else { continue };
+        if meta.len() > MAX_FILE_BYTES {
+            too_large += 1;
+            continue;
+        }
+        files.push(Candidate { mtime: common::mtime_key(&meta), size: meta.len(), path: entry.into_path() });
+    }
+    files.sort_unstable_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
+    let mut notes = Vec::new();
+    if files.len() > max_files {
+        notes.push(format!(
+            "[only the {max_files} most recently modified of {} files were searched; narrow 'path' or \
+             'include' to reach the others]",
+            files.len()
+        ));
+        files.truncate(max_files);
+    }
+    if too_large > 0 {
+        notes.push(format!(
+            "[{too_large} file(s) over {} MB were not searched]",
+            MAX_FILE_BYTES / (1024 * 1024)
+        ));
+    }
+    Ok(search_files(&resolver, &re, &files, context as usize, &mut buf, notes))
+}
+
+/// The `include` glob: refused when it climbs out or is absolute; without a `/` it is
+/// matched at any depth.
+fn compile_include(glob: &str) -> Result<globset::GlobMatcher, ToolError> {
+    let glob = glob.trim();
+    if glob.is_empty() {
+        return Err(ToolError::invalid_args("'include' is empty"));
+    }
+    if glob.split(['/', '\\']).any(|c| c == "..") || Path::new(glob).is_absolute() {
+        return Err(ToolError::invalid_args(format!(
+            "'include' must be a relative glob without '..', got '{glob}'"
+        ))
+        .with_hint("choose the directory with 'path' and filter file names with 'include'"));
+    }
+    let glob = glob.trim_start_matches("./");
+    let full = if glob.contains('/') { glob.to_string() } else { format!("**/{glob}") };
+    globset::GlobBuilder::new(&full)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| ToolError::invalid_args(format!("invalid 'include' glob '{glob}': {e}")))
+}
+
+/// A file to search.
+struct Candidate {
+    /// Sort key, newest first.
+    mtime: u128,
+    /// Size when the walk saw it.
+    size: u64,
+    path: PathBuf,
+}
+
+/// Reads `path` into the start of `buf` and returns how many bytes it holds. `buf` is
+/// scratch space kept between files (its length is what has been initialised so far).
+/// Knowing the size from the walk saves the extra calls `read_to_end` makes to learn it;
+/// reading stops at that size, or earlier at the end of the file.
+fn read_into(path: &Path, size: u64, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut file = std::fs::File::open(path)?;
+    let size = usize::try_from(size).unwrap_or(usize::MAX);
+    if size == 0 {
+        // Possibly a file whose size is not known in advance: read to the end.
+        buf.clear();
+        file.read_to_end(buf)?;
+        return Ok(buf.len());
+    }
+    if buf.len() < size {
+        buf.resize(size, 0);
+    }
+    read_up_to(&mut file, &mut buf[..size])
+}
+
+/// Fills as much of `buf` as `file` has; returns the byte count.
+fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// Searches `files` in order until [`MAX_MATCHES`] lines have matched and renders the result.
+fn search_files(
+    resolver: &Resolver,
+    re: &Regex,
+    files: &[Candidate],
+    context: usize,
+    buf: &mut Vec<u8>,
+    mut notes: Vec<String>,
+) -> Output {
+    let cap = MAX_OUTPUT_BYTES - NOTES_RESERVE;
+    let mut body = String::new();
+    let mut found = 0usize;
+    let mut shown = 0usize;
+    let mut more = false;
+    let mut capped = false;
+    for file in files {
+        let Ok(len) = read_into(&file.path, file.size, buf) else { continue };
+        let data = &buf[..len];
+        if common::is_binary(data) {
+            continue;
+        }
+        let want = MAX_MATCHES + 1 - found;
+        let Some(hits) = find_lines(re, data, want) else { continue };
+        if hits.matches.is_empty() {
+            continue;
+        }
+        let take = hits.matches.len().min(MAX_MATCHES - found);
+        if take < hits.matches.len() {
+            more = true;
+        }
+        if take == 0 {
+            break;
+        }
+        found += take;
+        let mut section = Section { out: &mut body, cap, full: false };
+        section.push(&format!("\n{}:", resolver.display(&file.path)));
+        let printed = hits.render(&mut section, take, context);
+        shown += printed;
+        if section.full {
+            capped = true;
+            break;
+        }
+        if more {
+            break;
+        }
+    }
+
+    let mut text = match found {
+        0 => "No matches found".to_string(),
+        1 => "Found 1 match".to_string(),
+        n => format!("Found {n} matches"),
+    };
+    if more {
+        let _ = write!(
+            text,
+            " (showing the first {MAX_MATCHES}; there are more, narrow the pattern, 'path' or 'include')"
+        );
+    }
+    text.push('\n');
+    text.push_str(&body);
+    if capped {
+        notes.push(format!(
+            "[output capped at {} KB: {shown} of the {found} matching lines are shown; narrow the search]",
+            MAX_OUTPUT_BYTES / 1024
+        ));
+    }
+    if !notes.is_empty() {
+        text.push('\n');
+        for note in &notes {
+            text.push_str(note);
+            text.push('\n');
+        }
+    }
+    Output::text(text).truncated(more || capped || notes.iter().any(|n| n.starts_with("[only")))
+}
+
+/// Output that stops growing at `cap` bytes.
+struct Section<'a> {
+    out: &'a mut String,
+    cap: usize,
+    full: bool,
+}
+
+impl Section<'_> {
+    /// Appends `line` and a newline unless that would pass the cap.
+    fn push(&mut self, line: &str) -> bool {
+        if self.full || self.out.len() + line.len() + 1 > self.cap {
+            self.full = true;
+            return false;
+        }
+        self.out.push_str(line);
+        self.out.push('\n');
+        true
+    }
+}
+
+/// The matching lines of one file.
+struct Hits<'a> {
+    text: &'a str,
+    /// Byte offset where each line starts, plus one past the last newline.
+    starts: Vec<usize>,
+    /// 0-based indexes of matching lines, ascending.
+    matches: Vec<usize>,
+}
+
+impl Hits<'_> {
+    fn line_count(&self) -> usize {
+        match self.starts.last() {
+            Some(&last) if last == self.text.len() => self.starts.len() - 1,
+            _ => self.starts.len(),
+        }
+    }
+
+    /// Byte range of line `k` without its line break.
+    fn bounds(&self, k: usize) -> (usize, usize) {
+        let start = self.starts.get(k).copied().unwrap_or(self.text.len());
+        let end = self.starts.get(k + 1).map_or(self.text.len(), |next| next - 1);
+        (start, end.max(start))
+    }
+
+    fn line(&self, k: usize) -> &str {
+        let (start, end) = self.bounds(k);
+        let line = self.text.get(start..end).unwrap_or("");
+        line.strip_suffix('\r').unwrap_or(line)
+    }
+
+    /// Writes the first `take` matches (with `context` lines around them); returns how
+    /// many match lines were written.
+    fn render(&self, out: &mut Section<'_>, take: usize, context: usize) -> usize {
+        let matches = &self.matches[..take];
+        let mut printed = 0;
+        if context == 0 {
+            for &k in matches {
+                if !out.push(&format!("  Line {}: {}", k + 1, common::clip_line(self.line(k)))) {
+                    break;
+                }
+                printed += 1;
+            }
+            return printed;
+        }
+        let last = self.line_count().saturating_sub(1);
+        let mut i = 0;
+        while i < matches.len() {
+            let start = matches[i].saturating_sub(context);
+            let mut end = (matches[i] + context).min(last);
+            let mut j = i + 1;
+            while j < matches.len() && matches[j].saturating_sub(context) <= end + 1 {
+                end = (matches[j] + context).min(last);
+                j += 1;
+            }
+            if i > 0 && !out.push("  --") {
+                return printed;
+            }
+            for k in start..=end {
+                let is_match = matches[i..j].binary_search(&k).is_ok();
+                let marker = if is_match { "  <<<" } else { "" };
+                if !out.push(&format!("  Line {}: {}{marker}", k + 1, common::clip_line(self.line(k)))) {
+                    return printed;
+                }
+                printed += usize::from(is_match);
+            }
+            i = j;
+        }
+        printed
+    }
+}
+
+/// Finds up to `want` matching lines of `buf`. `None` when the file has a match but is
+/// not UTF-8 (it is skipped); files without a match are never checked.
+fn find_lines<'a>(re: &Regex, buf: &'a [u8], want: usize) -> Option<Hits<'a>> {
+    let mut hits: Option<Hits<'a>> = None;
+    let mut pos = 0;
+    while pos <= buf.len() {
+        let Some(m) = re.find_at(buf, pos) else { break };
+        let h = match hits {
+            Some(ref mut h) => h,
+            None => {
+                let text = std::str::from_utf8(buf).ok()?;
+                let mut starts = Vec::with_capacity(buf.len() / 32 + 1);
+                starts.push(0);
+                starts.extend(memchr::memchr_iter(b'\n', buf).map(|i| i + 1));
+                hits.insert(Hits { text, starts, matches: Vec::new() })
+            }
+        };
+        let k = h.starts.partition_point(|&s| s <= m.start()).saturating_sub(1);
+        if k >= h.line_count() {
+            break;
+        }
+        let (start, end) = h.bounds(k);
+        // A match that runs past the end of its line may hide one within the line.
+        if m.end() <= end || buf.get(start..end).is_some_and(|line| re.is_match(line)) {
+            h.matches.push(k);
+            if h.matches.len() >= want {
+                break;
+            }
+        }
+        pos = end + 1;
+    }
+    Some(hits.unwrap_or(Hits { text: "", starts: Vec::new(), matches: Vec::new() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use corral_plugin_sdk::host::fake::FakeWorkspace;
+    use std::fs;
+    use std::time::{Duration, SystemTime};
+
+    fn setup() -> (tempfile::TempDir, FakeWorkspace) {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = FakeWorkspace::new(dir.path());
+        (dir, ws)
+    }
+
+    /// Writes `rel` with `content` and a modification time `age` seconds ago.
+    fn put(root: &Path, rel: &str, content: &str, age: u64) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, content).unwrap();
+        let t = SystemTime::now() - Duration::from_secs(age);
+        fs::File::options().write(true).open(&p).unwrap().set_modified(t).unwrap();
+    }
+
+    fn grep(ws: &FakeWorkspace, args: Value) -> Result<Output, ToolError> {
+        run(ws, &args)
+    }
+
+    #[test]
+    fn matches_are_grouped_by_file_newest_first() {
+        let (dir, ws) = setup();
+        put(dir.path(), "old.rs", "fn main() {}\nlet x = 1;\nfn helper() {}\n", 100);
+        put(dir.path(), "src/new.rs", "// nothing\nfn fresh() {}\n", 10);
+        put(dir.path(), "none.txt", "no match here\n", 1);
+        let out = grep(&ws, json!({"pattern": r"fn \w+\("})).unwrap();
+        assert_eq!(
+            out.text,
+            "Found 3 matches\n\nsrc/new.rs:\n  Line 2: fn fresh() {}\n\nold.rs:\n  Line 1: fn main() {}\n  Line 3: fn helper() {}\n"
+        );
+        assert!(!out.truncated);
+    }
+
+    #[test]
+    fn no_match_and_single_match_wording() {
+        let (dir, ws) = setup();
+        put(dir.path(), "a.txt", "alpha\r\nbeta\r\n", 10);
+        assert_eq!(grep(&ws, json!({"pattern": "gamma"})).unwrap().text, "No matches found\n");
+        assert_eq!(
+            grep(&ws, json!({"pattern": "^beta$"})).unwrap().text,
+            "Found 1 match\n\na.txt:\n  Line 2: beta\n",
+            "anchors work per line, also with CRLF endings"
+        );
+    }
+
+    #[test]
+    fn case_insensitive() {
+        let (dir, ws) = setup();
+        put(dir.path(), "a.txt", "Hello\nhello\nHELLO\nbye\n", 10);
+        assert_eq!(
+            grep(&ws, json!({"pattern": "hello"})).unwrap().text,
+            "Found 1 match\n\na.txt:\n  Line 2: hello\n"
+        );
+        assert_eq!(
+            grep(&ws, json!({"pattern": "hello", "case_insensitive": true})).unwrap().text,
+            "Found 3 matches\n\na.txt:\n  Line 1: Hello\n  Line 2: hello\n  Line 3: HELLO\n"
+        );
+        let e = grep(&ws, json!({"pattern": "x", "case_insensitive": 1})).unwrap_err();
+        assert_eq!(e.message, "'case_insensitive' must be true or false, got a number");
+    }
+
+    #[test]
+    fn context_marks_matches_and_separates_blocks() {
+        let (dir, ws) = setup();
+        let content: String = (1..=12)
+            .map(|i| if i == 3 || i == 5 || i == 11 { "hit\n".to_string() } else { format!("l{i}\n") })
+            .collect();
+        put(dir.path(), "c.txt", &content, 10);
+        let out = grep(&ws, json!({"pattern": "hit", "context_lines": 1})).unwrap();
+        assert_eq!(
+            out.text,
+            "Found 3 matches\n\nc.txt:\n  Line 2: l2\n  Line 3: hit  <<<\n  Line 4: l4\n  Line 5: hit  <<<\n  Line 6: l6\n  --\n  Line 10: l10\n  Line 11: hit  <<<\n  Line 12: l12\n"
+        );
+        let e = grep(&ws, json!({"pattern": "hit", "context_lines": 101})).unwrap_err();
+        assert_eq!(e.message, "'context_lines' must be from 0 to 100, got 101");
+    }
+
+    #[test]
+    fn context_stops_at_the_file_edges() {
+        let (dir, ws) = setup();
+        put(dir.path(), "e.txt", "hit\nb\nhit", 10);
+        let out = grep(&ws, json!({"pattern": "hit", "context_lines": 5})).unwrap();
+        assert_eq!(
+            out.text,
+            "Found 2 matches\n\ne.txt:\n  Line 1: hit  <<<\n  Line 2: b\n  Line 3: hit  <<<\n"
+        );
+    }
+
+    #[test]
+    fn include_filters_by_name_or_path() {
+        let (dir, ws) = setup();
+        put(dir.path(), "a.rs", "needle\n", 30);
+        put(dir.path(), "src/b.rs", "needle\n", 20);
+        put(dir.path(), "src/c.py", "needle\n", 10);
+        let out = grep(&ws, json!({"pattern": "needle", "include": "*.rs"})).unwrap();
+        assert_eq!(out.text, "Found 2 matches\n\nsrc/b.rs:\n  Line 1: needle\n\na.rs:\n  Line 1: needle\n");
+        let out = grep(&ws, json!({"pattern": "needle", "include": "src/*.{py,rs}"})).unwrap();
+        assert_eq!(
+            out.text,
+            "Found 2 matches\n\nsrc/c.py:\n  Line 1: needle\n\nsrc/b.rs:\n  Line 1: needle\n"
+        );
+        let out = grep(&ws, json!({"pattern": "needle", "path": "src", "include": "*.py"})).unwrap();
+        assert_eq!(out.text, "Found 1 match\n\nsrc/c.py:\n  Line 1: needle\n");
+        let e = grep(&ws, json!({"pattern": "needle", "include": "../*.rs"})).unwrap_err();
+        assert_eq!(e.message, "'include' must be a relative glob without '..', got '../*.rs'");
+        assert!(grep(&ws, json!({"pattern": "needle", "include": "/etc/*"})).is_err());
+    }
+
+    #[test]
+    fn gitignore_is_honoured_and_git_is_skipped_but_hidden_files_are_searched() {
+        let (dir, ws) = setup();
+        put(dir.path(), ".gitignore", "build/\n*.log\n", 50);
+        put(dir.path(), ".ignore", "vendor/\n", 50);
+        put(dir.path(), "build/out.txt", "needle\n", 10);
+        put(dir.path(), "vendor/lib.txt", "needle\n", 10);
+        put(dir.path(), "app.log", "needle\n", 10);
+        put(dir.path(), ".git/HEAD", "needle\n", 10);
+        put(dir.path(), ".git/info/exclude", "secret.txt\n", 50);
+        put(dir.path(), "secret.txt", "needle\n", 10);
+        put(dir.path(), ".github/ci.yml", "needle\n", 20);
+        put(dir.path(), "src/main.rs", "needle\n", 30);
+        let out = grep(&ws, json!({"pattern": "needle"})).unwrap();
+        assert_eq!(
+            out.text,
+            "Found 2 matches\n\n.github/ci.yml:\n  Line 1: needle\n\nsrc/main.rs:\n  Line 1: needle\n"
+        );
+        // An explicitly named ignored directory or file is searched.
+        let out = grep(&ws, json!({"pattern": "needle", "path": "build"})).unwrap();
+        assert_eq!(out.text, "Found 1 match\n\nbuild/out.txt:\n  Line 1: needle\n");
+        let out = grep(&ws, json!({"pattern": "needle", "path": "app.log"})).unwrap();
+        assert_eq!(out.text, "Found 1 match\n\napp.log:\n  Line 1: needle\n");
+    }
+
+    #[test]
+    fn binary_and_non_utf8_files_are_skipped() {
+        let (dir, ws) = setup();
+        fs::write(dir.path().join("bin.dat"), b"needle\0\x01\x02").unwrap();
+        fs::write(dir.path().join("latin1.txt"), b"needle caf\xe9\n").unwrap();
+        put(dir.path(), "ok.txt", "needle\n", 10);
+        let out = grep(&ws, json!({"pattern": "needle"})).unwrap();
+        assert_eq!(out.text, "Found 1 match\n\nok.txt:\n  Line 1: needle\n");
+        let e = grep(&ws, json!({"pattern": "needle", "path": "bin.dat"})).unwrap_err();
+        assert_eq!(e.message, "'bin.dat' is a binary file; grep only searches text");
+    }
+
+    #[test]
+    fn at_most_100_matches() {
+        let (dir, ws) = setup();
+        put(dir.path(), "a.txt", &"match\n".repeat(60), 20);
+        put(dir.path(), "b.txt", &"match\n".repeat(60), 10);
+        let out = grep(&ws, json!({"pattern": "match"})).unwrap();
+        assert!(out.text.starts_with(
+            "Found 100 matches (showing the first 100; there are more, narrow the pattern, 'path' or 'include')\n\nb.txt:\n  Line 1: match\n"
+        ));
+        assert!(out.text.contains("\n  Line 60: match\n\na.txt:\n  Line 1: match\n"));
+        assert!(out.text.ends_with("\n  Line 40: match\n"), "{}", &out.text[out.text.len() - 60..]);
+        assert_eq!(out.text.matches("  Line ").count(), 100);
+        assert!(out.truncated);
+        // Exactly 100 in all: no "more" note.
+        put(dir.path(), "a.txt", &"match\n".repeat(40), 20);
+        let out = grep(&ws, json!({"pattern": "match"})).unwrap();
+        assert!(out.text.starts_with("Found 100 matches\n"));
+        assert!(!out.truncated);
+    }
+
+    #[test]
+    fn long_lines_are_clipped() {
+        let (dir, ws) = setup();
+        put(dir.path(), "l.txt", &format!("needle{}\n", "x".repeat(2100)), 10);
+        let out = grep(&ws, json!({"pattern": "needle"})).unwrap();
+        assert_eq!(
+            out.text,
+            format!("Found 1 match\n\nl.txt:\n  Line 1: needle{} [+106 chars]\n", "x".repeat(1994))
+        );
+    }
+
+    #[test]
+    fn output_is_capped_at_50_kb() {
+        let (dir, ws) = setup();
+        put(dir.path(), "wide.txt", &format!("needle{}\n", "y".repeat(1990)).repeat(60), 10);
+        let out = grep(&ws, json!({"pattern": "needle"})).unwrap();
+        assert!(out.text.len() <= MAX_OUTPUT_BYTES, "{}", out.text.len());
+        assert!(out.text.starts_with("Found 60 matches\n"));
+        let shown = out.text.matches("  Line ").count();
+        assert!(out.text.ends_with(&format!(
+            "\n[output capped at 50 KB: {shown} of the 60 matching lines are shown; narrow the search]\n"
+        )));
+        assert!(out.truncated);
+    }
+
+    #[test]
+    fn matches_do_not_span_lines() {
+        let (dir, ws) = setup();
+        put(dir.path(), "s.txt", "abc  \n  foo\nbar\nabc\\s\n", 10);
+        // `\s+foo` first matches across the line break from line 1; only line 2 counts.
+        let out = grep(&ws, json!({"pattern": r"\s+foo"})).unwrap();
+        assert_eq!(out.text, "Found 1 match\n\ns.txt:\n  Line 2:   foo\n");
+        assert_eq!(grep(&ws, json!({"pattern": "foo\nbar"})).unwrap().text, "No matches found\n");
+        // `$` matches at the end of every line; the empty line after the final newline is not a line.
+        let out = grep(&ws, json!({"pattern": "$"})).unwrap();
+        assert!(out.text.starts_with("Found 4 matches\n"), "{}", out.text);
+    }
+
+    #[test]
+    fn invalid_regex_and_other_bad_arguments() {
+        let (dir, ws) = setup();
+        put(dir.path(), "a.txt", "x\n", 10);
+        let e = grep(&ws, json!({"pattern": "fn ("})).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgs);
+        assert!(e.message.starts_with("invalid regular expression: regex parse error"), "{}", e.message);
+        assert!(e.message.contains("unclosed group"), "{}", e.message);
+        assert_eq!(grep(&ws, json!({})).unwrap_err().message, "missing required field 'pattern'");
+        assert_eq!(
+            grep(&ws, json!({"pattern": "x", "path": "nope"})).unwrap_err().message,
+            "'nope' does not exist"
+        );
+        assert_eq!(
+            grep(&ws, json!({"pattern": "x", "path": "../.."})).unwrap_err().kind,
+            ErrorKind::PermissionDenied
+        );
+        assert_eq!(
+            grep(&ws, json!({"pattern": "x", "context_lines": true})).unwrap_err().message,
+            "'context_lines' must be a non-negative integer, got a boolean"
+        );
+    }
+
+    #[test]
+    fn only_the_newest_files_are_searched() {
+        let (dir, ws) = setup();
+        put(dir.path(), "old.txt", "needle\n", 300);
+        put(dir.path(), "mid.txt", "needle\n", 200);
+        put(dir.path(), "new.txt", "needle\n", 100);
+        let out = run_with(&ws, &json!({"pattern": "needle"}), 2).unwrap();
+        assert_eq!(
+            out.text,
+            "Found 2 matches\n\nnew.txt:\n  Line 1: needle\n\nmid.txt:\n  Line 1: needle\n\n\
+             [only the 2 most recently modified of 3 files were searched; narrow 'path' or 'include' to reach the others]\n"
+        );
+        assert!(out.truncated);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_directories_are_not_followed() {
+        let (dir, ws) = setup();
+        put(dir.path(), "real/a.txt", "needle\n", 10);
+        std::os::unix::fs::symlink(dir.path().join("real"), dir.path().join("link")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("dangling")).unwrap();
+        let out = grep(&ws, json!({"pattern": "needle"})).unwrap();
+        assert_eq!(out.text, "Found 1 match\n\nreal/a.txt:\n  Line 1: needle\n");
+    }
+
+    #[test]
+    fn line_numbers_agree_with_read_file() {
+        let (dir, ws) = setup();
+        put(dir.path(), "n.txt", "a\r\n\nb\n\n\nneedle\nc", 10);
+        let out = grep(&ws, json!({"pattern": "needle"})).unwrap();
+        assert_eq!(out.text, "Found 1 match\n\nn.txt:\n  Line 6: needle\n");
+        let read = crate::read::run(&ws, &json!({"file_path": "n.txt"})).unwrap();
+        assert!(read.text.contains("\n6: needle\n"));
+    }
 }

@@ -8,6 +8,7 @@ struct Faulty;
 
 const TOOLS: &[&str] = &["ok", "panic", "spin", "membomb", "flood", "huge", "recurse", "count"];
 
+#[allow(unconditional_recursion)]
 fn recurse(n: u64, pad: &mut [u8; 256]) -> u64 {
     pad[0] = pad[0].wrapping_add(1);
     let mut next = [0u8; 256];

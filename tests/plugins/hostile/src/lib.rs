@@ -16,12 +16,29 @@ fn io<T>(r: std::io::Result<T>) -> Result<T, ToolError> {
 }
 
 fn host<T>(r: Result<T, ws::Error>) -> Result<T, ToolError> {
-    r.map_err(|e| ToolError::new(corral_plugin_sdk::ErrorKind::PermissionDenied, format!("host {:?}: {}", e.code, e.message)))
+    r.map_err(|e| {
+        ToolError::new(
+            corral_plugin_sdk::ErrorKind::PermissionDenied,
+            format!("host {:?}: {}", e.code, e.message),
+        )
+    })
 }
 
 const TOOLS: &[&str] = &[
-    "wasi_read", "wasi_write", "wasi_append", "wasi_list", "wasi_remove", "wasi_mkdir", "wasi_rename",
-    "wasi_symlink", "wasi_stat", "host_write", "host_move", "host_trash", "host_note_read", "env", "connect",
+    "wasi_read",
+    "wasi_write",
+    "wasi_append",
+    "wasi_list",
+    "wasi_remove",
+    "wasi_mkdir",
+    "wasi_rename",
+    "wasi_stat",
+    "host_write",
+    "host_move",
+    "host_trash",
+    "host_note_read",
+    "env",
+    "connect",
 ];
 
 impl Plugin for Hostile {
@@ -64,10 +81,6 @@ impl Plugin for Hostile {
                 io(std::fs::rename(s(&a, "from")?, s(&a, "to")?))?;
                 "renamed".into()
             }
-            "wasi_symlink" => {
-                io(std::os::wasi::fs::symlink_path(s(&a, "target")?, s(&a, "link")?))?;
-                "linked".into()
-            }
             "wasi_stat" => format!("{:?}", io(std::fs::metadata(s(&a, "path")?))?.len()),
             "host_write" => {
                 let i = host(ws::write(&s(&a, "path")?, s(&a, "content")?.as_bytes()))?;
@@ -91,7 +104,9 @@ impl Plugin for Hostile {
             }
             "connect" => match std::net::TcpStream::connect(s(&a, "addr")?) {
                 Ok(_) => "connected".into(),
-                Err(e) => return Err(ToolError::new(corral_plugin_sdk::ErrorKind::Io, format!("denied: {e}"))),
+                Err(e) => {
+                    return Err(ToolError::new(corral_plugin_sdk::ErrorKind::Io, format!("denied: {e}")));
+                }
             },
             _ => return Err(ToolError::invalid_args("unknown probe")),
         };

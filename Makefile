@@ -1,0 +1,42 @@
+# corral's everyday commands. `make test` is what CI runs.
+CARGO ?= cargo
+
+.PHONY: build test test-host test-plugins lint bench plugins install clean
+
+## Build the release binary (the built-in plugins are compiled and embedded by host/build.rs).
+build:
+	$(CARGO) build --release
+
+## The whole test suite: host unit tests, end-to-end suites, and the plugins' logic tests.
+test: test-host test-plugins
+
+test-host:
+	$(CARGO) test --workspace
+
+test-plugins:
+	$(CARGO) test --manifest-path plugins/Cargo.toml --workspace
+
+## Formatting and lints for all three workspaces.
+lint:
+	$(CARGO) fmt --check
+	$(CARGO) fmt --check --manifest-path plugins/Cargo.toml
+	$(CARGO) fmt --check --manifest-path tests/plugins/Cargo.toml
+	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy --manifest-path plugins/Cargo.toml --all-targets -- -D warnings
+
+## Benchmarks (prints a table; see BENCHMARKS.md). Installs ripgrep for the grep comparison.
+bench:
+	@command -v rg >/dev/null || (command -v apt-get >/dev/null && (apt-get update -qq && apt-get install -y -qq ripgrep) || echo "ripgrep not installed: the rg column will be empty")
+	$(CARGO) build --release
+	$(CARGO) bench --bench runtime
+
+## The built-in plugins alone, as .wasm files in plugins/target.
+plugins:
+	$(CARGO) build --release --target wasm32-wasip2 --manifest-path plugins/Cargo.toml
+
+install:
+	$(CARGO) install --path host
+
+clean:
+	$(CARGO) clean
+	$(CARGO) clean --manifest-path plugins/Cargo.toml
