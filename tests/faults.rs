@@ -4,39 +4,13 @@
 
 mod support;
 
-use corral::capabilities::{Policy, Roots, Session, log};
-use corral::runtime::{self, CallReport, ErrorKind, Limits, Registry, RegistryError, Runtime, ToolOutput};
-use std::path::PathBuf;
-use std::sync::Arc;
+use corral::runtime::{CallReport, ErrorKind, Limits, ToolOutput};
 use std::time::{Duration, Instant};
 use support::Sandbox;
-
-struct Loaded {
-    _sb: Sandbox,
-    runtime: Runtime,
-    session: Arc<Session>,
-    registry: Registry,
-}
-
-fn block<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(f)
-}
-
-fn load(plugins: &[&str], disabled: &[&str], limits: &Limits) -> Result<Loaded, RegistryError> {
-    let sb = Sandbox::new();
-    let roots = Roots::open(&sb.ws, &[], &[]).unwrap();
-    let session = Arc::new(Session::new(roots, Policy::default(), log::Sink::new(false)));
-    let runtime = Runtime::new(Some(Sandbox::cache_dir())).unwrap();
-    let paths: Vec<PathBuf> = plugins.iter().map(|p| support::test_plugin(p)).collect();
-    let candidates = runtime::registry::discover(&sb.ws, None, &paths)?;
-    let disabled: Vec<String> = disabled.iter().map(|s| s.to_string()).collect();
-    let registry = block(Registry::load(&runtime, &session, candidates, &disabled, limits))?;
-    Ok(Loaded { _sb: sb, runtime, session, registry })
-}
+use support::inproc::{Loaded, load};
 
 fn call(l: &Loaded, tool: &str, args: &str, limits: &Limits) -> CallReport<ToolOutput> {
-    let (_, plugin) = l.registry.tool(tool).unwrap_or_else(|| panic!("no tool {tool}"));
-    block(l.runtime.invoke(&plugin.pre, &plugin.info.name, &l.session, tool, args, limits))
+    l.call(tool, args, limits)
 }
 
 fn limits() -> Limits {

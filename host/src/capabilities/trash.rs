@@ -168,3 +168,54 @@ pub fn enforce_retention(ws: &Dir, r: &Retention, now: u64) -> io::Result<usize>
     }
     Ok(purged)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cap_std::ambient_authority;
+
+    fn entry(id: &str, timestamp: u64, bytes: u64) -> Entry {
+        Entry { trash_id: id.into(), original_path: format!("{id}.txt"), timestamp, bytes }
+    }
+
+    fn setup(entries: &[Entry]) -> (tempfile::TempDir, Dir) {
+        let t = tempfile::tempdir().unwrap();
+        let ws = Dir::open_ambient_dir(t.path(), ambient_authority()).unwrap();
+        ws.create_dir_all(TRASH_DIR).unwrap();
+        for e in entries {
+            ws.create_dir_all(format!("{TRASH_DIR}/{}", e.trash_id)).unwrap();
+            append_index(&ws, e).unwrap();
+        }
+        (t, ws)
+    }
+
+    #[test]
+    fn oldest_entries_go_first_when_over_the_size_cap() {
+        let entries = [entry("a", 100, 40), entry("b", 200, 40), entry("c", 300, 40)];
+        let (_t, ws) = setup(&entries);
+        let r = Retention { max_age_secs: 1000, max_bytes: 90 };
+        assert_eq!(enforce_retention(&ws, &r, 400).unwrap(), 1);
+        let left: Vec<String> = read_index(&ws).unwrap().into_iter().map(|e| e.trash_id).collect();
+        assert_eq!(left, vec!["b", "c"]);
+        assert!(!ws.exists(format!("{TRASH_DIR}/a")) && ws.exists(format!("{TRASH_DIR}/b")));
+    }
+
+    #[test]
+    fn entries_past_the_age_limit_are_purged() {
+        let (_t, ws) = setup(&[entry("old", 10, 1), entry("new", 990, 1)]);
+        let r = Retention { max_age_secs: 100, max_bytes: 1 << 20 };
+        assert_eq!(enforce_retention(&ws, &r, 1000).unwrap(), 1);
+        assert_eq!(read_index(&ws).unwrap(), vec![entry("new", 990, 1)]);
+    }
+
+    #[test]
+    fn an_index_id_cannot_point_outside_the_trash() {
+        let (t, ws) = setup(&[entry("ok1", 1, 1)]);
+        std::fs::create_dir_all(t.path().join("precious")).unwrap();
+        append_index(&ws, &entry("../../precious", 1, 1)).unwrap();
+        let r = Retention { max_age_secs: 0, max_bytes: 0 };
+        enforce_retention(&ws, &r, 1000).unwrap();
+        assert!(t.path().join("precious").exists());
+        assert!(read_index(&ws).unwrap().is_empty());
+    }
+}

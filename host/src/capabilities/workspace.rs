@@ -179,3 +179,66 @@ pub(crate) fn move_entry(from_dir: &Dir, from: &Path, to_dir: &Dir, to: &Path) -
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capabilities::{Policy, Roots, log};
+    use std::os::unix::fs::PermissionsExt;
+
+    fn session(tmp: &Path, read_guard: bool) -> Session {
+        let roots = Roots::open(tmp, &[], &[]).unwrap();
+        Session::new(roots, Policy { read_guard, ..Policy::default() }, log::Sink::new(false))
+    }
+
+    #[test]
+    fn replacing_keeps_permissions_and_leaves_no_temporary_file() {
+        let t = tempfile::tempdir().unwrap();
+        let script = t.path().join("run.sh");
+        std::fs::write(&script, "old").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o750)).unwrap();
+        let s = session(t.path(), false);
+        let info = write(&s, "run.sh", b"new").unwrap();
+        assert_eq!(info, WriteInfo { path: "run.sh".into(), bytes: 3, existed: true });
+        assert_eq!(std::fs::read(&script).unwrap(), b"new");
+        assert_eq!(std::fs::metadata(&script).unwrap().permissions().mode() & 0o777, 0o750);
+        let names: Vec<_> = std::fs::read_dir(t.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("run.sh")]);
+    }
+
+    #[test]
+    fn a_write_counts_as_a_read_for_the_guard() {
+        let t = tempfile::tempdir().unwrap();
+        let s = session(t.path(), true);
+        write(&s, "a/b.txt", b"1").unwrap();
+        write(&s, "a/b.txt", b"2").unwrap();
+        std::fs::write(t.path().join("other.txt"), "x").unwrap();
+        assert_eq!(write(&s, "other.txt", b"y").unwrap_err().code, ErrorCode::NotRead);
+        note_read(&s, "other.txt");
+        write(&s, "other.txt", b"y").unwrap();
+    }
+
+    #[test]
+    fn a_directory_is_not_a_file() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir(t.path().join("d")).unwrap();
+        let s = session(t.path(), false);
+        assert_eq!(write(&s, "d", b"x").unwrap_err().code, ErrorCode::IsDirectory);
+        assert_eq!(rename(&s, "d", "e").unwrap_err().code, ErrorCode::IsDirectory);
+    }
+
+    #[test]
+    fn moving_onto_an_unread_file_is_refused_and_a_link_moves_as_a_link() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("a"), "a").unwrap();
+        std::fs::write(t.path().join("b"), "b").unwrap();
+        std::os::unix::fs::symlink("a", t.path().join("l")).unwrap();
+        let s = session(t.path(), true);
+        assert_eq!(rename(&s, "a", "b").unwrap_err().code, ErrorCode::NotRead);
+        assert_eq!(std::fs::read(t.path().join("b")).unwrap(), b"b");
+        rename(&s, "l", "sub/l2").unwrap();
+        let meta = std::fs::symlink_metadata(t.path().join("sub/l2")).unwrap();
+        assert!(meta.file_type().is_symlink());
+        assert_eq!(rename(&s, "a", "a").unwrap_err().code, ErrorCode::InvalidPath);
+    }
+}
