@@ -7,7 +7,7 @@ use super::output::{ErrorKind, ToolError, ToolOutput};
 use super::pipes::{CapturePipe, Captured};
 use super::{CallState, Runtime};
 use crate::capabilities::{PluginCtx, Session};
-use crate::wit::{ToolPluginPre, types as wit};
+use crate::wit::{ToolPlugin, ToolPluginPre, types as wit};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::Store;
@@ -53,6 +53,48 @@ impl Runtime {
         Ok(Prepared { store: self.new_store(state), stdout, stderr })
     }
 
+    /// Instantiates `pre` in a fresh store and runs `call` on the instance, within the
+    /// call's timeout; every failure becomes a [`ToolError`].
+    async fn run<R, T>(
+        &self,
+        pre: &ToolPluginPre<CallState>,
+        plugin: &str,
+        session: &Arc<Session>,
+        limits: &Limits,
+        call: impl AsyncFnOnce(&mut Store<CallState>, ToolPlugin) -> wasmtime::Result<R>,
+        convert: impl FnOnce(R) -> Result<T, ToolError>,
+    ) -> CallReport<T> {
+        let started = Instant::now();
+        let mut p = match self.prepare(plugin, session, limits) {
+            Ok(p) => p,
+            Err(e) => {
+                let (stdout, stderr) = (Captured::default(), Captured::default());
+                return CallReport { result: Err(e), stdout, stderr, duration: started.elapsed() };
+            }
+        };
+        let outcome = {
+            let store = &mut p.store;
+            let fut = async move {
+                let inst = pre.instantiate_async(&mut *store).await?;
+                call(store, inst).await
+            };
+            tokio::time::timeout(limits.timeout, fut).await
+        };
+        let stderr = p.stderr.captured();
+        let result = match outcome {
+            Err(_) => Err(ToolError::new(
+                ErrorKind::Timeout,
+                format!(
+                    "the plugin did not finish within {} s and was stopped",
+                    limits.timeout.as_secs_f64()
+                ),
+            )),
+            Ok(Err(e)) => Err(classify(&e, p.store.data().limiter.exceeded, limits, &stderr)),
+            Ok(Ok(r)) => convert(r),
+        };
+        CallReport { result, stdout: p.stdout.captured(), stderr, duration: started.elapsed() }
+    }
+
     /// Calls `describe` on a fresh instance.
     pub async fn describe(
         &self,
@@ -61,20 +103,10 @@ impl Runtime {
         session: &Arc<Session>,
         limits: &Limits,
     ) -> CallReport<Vec<wit::ToolSpec>> {
-        let started = Instant::now();
-        let mut p = match self.prepare(plugin, session, limits) {
-            Ok(p) => p,
-            Err(e) => return failed(e, started),
+        let call = async |store: &mut Store<CallState>, inst: ToolPlugin| {
+            inst.corral_plugin_tool().call_describe(store).await
         };
-        let outcome = {
-            let store = &mut p.store;
-            let fut = async move {
-                let inst = pre.instantiate_async(&mut *store).await?;
-                inst.corral_plugin_tool().call_describe(&mut *store).await
-            };
-            tokio::time::timeout(limits.timeout, fut).await
-        };
-        finish(p, outcome, limits, started, Ok)
+        self.run(pre, plugin, session, limits, call, Ok).await
     }
 
     /// Calls `invoke(tool, args_json)` on a fresh instance; the output is capped.
@@ -87,53 +119,16 @@ impl Runtime {
         args_json: &str,
         limits: &Limits,
     ) -> CallReport<ToolOutput> {
-        let started = Instant::now();
-        let mut p = match self.prepare(plugin, session, limits) {
-            Ok(p) => p,
-            Err(e) => return failed(e, started),
-        };
-        let outcome = {
-            let store = &mut p.store;
-            let fut = async move {
-                let inst = pre.instantiate_async(&mut *store).await?;
-                inst.corral_plugin_tool().call_invoke(&mut *store, tool, args_json).await
-            };
-            tokio::time::timeout(limits.timeout, fut).await
+        let call = async |store: &mut Store<CallState>, inst: ToolPlugin| {
+            inst.corral_plugin_tool().call_invoke(store, tool, args_json).await
         };
         let limit = limits.output_bytes;
-        finish(p, outcome, limits, started, |r| match r {
+        let convert = |r: Result<wit::ToolOutput, wit::ToolError>| match r {
             Ok(out) => Ok(ToolOutput::from_wit(out, limit)),
             Err(e) => Err(ToolError::from(e)),
-        })
+        };
+        self.run(pre, plugin, session, limits, call, convert).await
     }
-}
-
-fn failed<T>(e: ToolError, started: Instant) -> CallReport<T> {
-    CallReport {
-        result: Err(e),
-        stdout: Captured::default(),
-        stderr: Captured::default(),
-        duration: started.elapsed(),
-    }
-}
-
-fn finish<R, T>(
-    p: Prepared,
-    outcome: Result<wasmtime::Result<R>, tokio::time::error::Elapsed>,
-    limits: &Limits,
-    started: Instant,
-    convert: impl FnOnce(R) -> Result<T, ToolError>,
-) -> CallReport<T> {
-    let stderr = p.stderr.captured();
-    let result = match outcome {
-        Err(_) => Err(ToolError::new(
-            ErrorKind::Timeout,
-            format!("the plugin did not finish within {} s and was stopped", limits.timeout.as_secs_f64()),
-        )),
-        Ok(Err(e)) => Err(classify(&e, p.store.data().limiter.exceeded, limits, &stderr)),
-        Ok(Ok(r)) => convert(r),
-    };
-    CallReport { result, stdout: p.stdout.captured(), stderr, duration: started.elapsed() }
 }
 
 /// Turns a wasmtime error from instantiating or calling a plugin into a tool error.

@@ -6,7 +6,7 @@
 use super::{FsError, FsErrorCode, Root, TrashInfo, Workspace, WriteInfo};
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// An in-process workspace rooted at a real directory.
 pub struct FakeWorkspace {
@@ -32,17 +32,7 @@ impl FakeWorkspace {
 
     fn abs(&self, path: &Path) -> PathBuf {
         let p = if path.is_absolute() { path.to_path_buf() } else { self.root.join(path) };
-        let mut out = PathBuf::new();
-        for c in p.components() {
-            match c {
-                Component::ParentDir => {
-                    out.pop();
-                }
-                Component::CurDir => {}
-                other => out.push(other),
-            }
-        }
-        out
+        crate::paths::normalize(&p)
     }
 
     fn check(&self, path: &Path) -> Result<PathBuf, FsError> {
