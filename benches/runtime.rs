@@ -1,1 +1,57 @@
-fn main() {}
+//! Runtime benchmarks: `cargo bench --bench runtime [-- SECTION...]`, where a SECTION is
+//! `inproc`, `tools`, `read` or `grep` (default: all). Prints a markdown table of the median,
+//! p90, min and max of repeated runs; BENCHMARKS.md has the figures and their reading.
+//!
+//! Cargo builds the release `corral` binary before it runs a bench (CARGO_BIN_EXE_corral);
+//! the `faulty` test plugin is built with cargo if it is missing. The grep comparison wants
+//! `rg` (ripgrep) and GNU grep on PATH; without rg its row says so instead of failing.
+
+#[path = "runtime/cli.rs"]
+mod cli;
+#[path = "runtime/fixtures.rs"]
+mod fixtures;
+#[path = "runtime/inproc.rs"]
+mod inproc;
+#[path = "runtime/report.rs"]
+mod report;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // cargo passes `--bench`; other arguments choose sections.
+    let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    if let Some(bad) = only.iter().find(|o| !["inproc", "tools", "read", "grep"].contains(&o.as_str())) {
+        eprintln!("unknown section '{bad}': choose among inproc, tools, read, grep");
+        return ExitCode::from(2);
+    }
+    let wanted = |s: &str| only.is_empty() || only.iter().any(|o| o == s);
+    let mut table = report::Table::default();
+    if wanted("inproc") {
+        eprintln!("in-process calls...");
+        table.add("inproc", inproc::rows());
+    }
+    match cli::Corral::new() {
+        Err(e) => table.add("binary", Err(e)),
+        Ok(c) => {
+            if wanted("tools") {
+                eprintln!("corral tools, cold and warm...");
+                table.add("tools", c.tools_rows());
+            }
+            if wanted("read") {
+                eprintln!("corral tool read_file...");
+                table.add("read", c.read_rows());
+            }
+            if wanted("grep") {
+                eprintln!("grep over a source tree (copied first)...");
+                let grep = fixtures::grep_tree().and_then(|tree| c.grep(&tree)).map(|(rows, notes)| {
+                    table.notes.extend(notes);
+                    rows
+                });
+                table.add("grep", grep);
+            }
+        }
+    }
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!("\n## corral runtime benchmarks ({cpus} CPUs)\n");
+    table.print()
+}

@@ -4,21 +4,42 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use wasmtime::{Config, Engine};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// How often the epoch advances. A running plugin yields to the host once per tick,
 /// which is what lets the wall-clock timeout fire.
 pub const TICK: Duration = Duration::from_millis(10);
 
-/// Creates the engine used for every component.
+/// Creates the engine used for every component: with the pooling allocator, which keeps
+/// memories, tables and fiber stacks mapped between calls (a call's fixed cost falls from
+/// about 55 to about 31 µs, see BENCHMARKS.md), or, where the address space for the pool
+/// cannot be reserved, with on-demand allocation.
 pub fn new_engine() -> wasmtime::Result<Engine> {
+    Engine::new(&config(true)).or_else(|_| Engine::new(&config(false)))
+}
+
+fn config(pooling: bool) -> Config {
     let mut cfg = Config::new();
     cfg.wasm_component_model(true);
     cfg.epoch_interruption(true);
     // Give host functions room beside deep guest stacks (interpreted guests recurse deeply).
     cfg.max_wasm_stack(1024 * 1024);
     cfg.async_stack_size(4 * 1024 * 1024);
-    Engine::new(&cfg)
+    if pooling {
+        // Calls run one at a time per session; these bounds leave room for components built
+        // from several core modules (Python, JavaScript) and a few calls in flight.
+        let mut pool = PoolingAllocationConfig::new();
+        pool.total_component_instances(32)
+            .total_core_instances(256)
+            .total_memories(64)
+            .total_tables(256)
+            .total_stacks(32)
+            .max_core_instances_per_component(64)
+            .max_memories_per_component(16)
+            .max_tables_per_component(64);
+        cfg.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    cfg
 }
 
 /// Advances the engine's epoch every [`TICK`] until dropped.
