@@ -1,10 +1,12 @@
 //! Rules shared by the file tools: limits, checksums, binary detection, text decoding,
-//! and long-line clipping.
+//! long-line clipping, and (in [`walk`]) the directory walk of list_files and grep.
 
 use corral_plugin_sdk::paths::io_error;
 use corral_plugin_sdk::{ErrorKind, ToolError};
 use sha2::{Digest, Sha256};
 use std::path::Path;
+
+pub mod walk;
 
 /// Cap on one tool result, in bytes.
 pub const MAX_OUTPUT_BYTES: usize = 50 * 1024;
@@ -78,29 +80,6 @@ pub fn clip_line(line: &str) -> std::borrow::Cow<'_, str> {
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// Directory walks (list_files, grep) stop after this many entries.
 pub const MAX_WALK_ENTRIES: usize = 20_000;
-
-/// A single-threaded walk of `root` with the rules list_files and grep share:
-/// `.gitignore`, `.ignore` and `.git/info/exclude` are honoured (also outside a git
-/// repository, and those of parent directories), the user's global git excludes are not;
-/// hidden files are included but `.git` is skipped; symlinks are listed, never followed.
-/// Entries are sorted by name within each directory so that walks are repeatable.
-/// Unreadable entries come out as `Err` items, which callers skip.
-pub fn walker(root: &Path, max_depth: Option<usize>) -> ignore::Walk {
-    let mut builder = ignore::WalkBuilder::new(root);
-    builder
-        .hidden(false)
-        .ignore(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .git_global(false)
-        .require_git(false)
-        .parents(true)
-        .follow_links(false)
-        .max_depth(max_depth)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| e.depth() == 0 || e.file_name() != ".git");
-    builder.build()
-}
 
 /// The modification time of `meta` in nanoseconds since the epoch (0 when unknown), a
 /// key for sorting newest first.

@@ -1,10 +1,13 @@
 //! `grep`: a regex search over the workspace's text files, newest files first.
 //!
-//! Each file is read once into a reused buffer and the regex runs over the whole buffer;
-//! line numbers are worked out only for files that match, and UTF-8 is checked only then.
-//! Lines are matched one at a time: a match that spans a line break does not count, and the
-//! line it starts on is checked again on its own.
+//! The walk collects the files (no `stat` per file). A first pass reads each file once and
+//! runs the regex over the whole buffer to tell whether any line matches; only matching
+//! files have their modification time looked up. A second pass re-reads the matching
+//! files newest first, works out line numbers (and checks UTF-8) for them alone, and stops
+//! at the match cap. Lines are matched one at a time: a match that spans a line break does
+//! not count, and the line it starts on is checked again on its own.
 
+use crate::common::walk::{self, Flow, Kind};
 use crate::common::{self, MAX_FILE_BYTES, MAX_OUTPUT_BYTES, MAX_WALK_ENTRIES};
 use corral_plugin_sdk::args::{opt_bool, opt_str, opt_u64, req_str};
 use corral_plugin_sdk::host::Workspace;
@@ -12,7 +15,6 @@ use corral_plugin_sdk::paths::{Resolver, io_error};
 use corral_plugin_sdk::{ErrorKind, Output, Spec, ToolError, Value, json};
 use regex::bytes::{Regex, RegexBuilder};
 use std::fmt::Write as _;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// Most matching lines one call reports.
@@ -95,31 +97,33 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_files: usize) -> Result<Output
     let resolver = Resolver::new(ws);
     let base = resolver.resolve(path)?;
     let meta = std::fs::metadata(&base).map_err(|e| io_error(path, &e))?;
+    let reader = reader::Reader::new();
     let mut buf = Vec::new();
+    let mut search = Search::new(&re, context as usize);
     if meta.is_file() {
         // An explicit file is searched whatever `include` and the ignore files say.
-        if meta.len() > MAX_FILE_BYTES {
+        let read =
+            reader.read(&base, MAX_FILE_BYTES, &mut buf, &mut |_| false).map_err(|e| io_error(path, &e))?;
+        if read == reader::Outcome::TooLarge {
             return Err(ToolError::new(
                 ErrorKind::TooLarge,
-                format!(
-                    "'{path}' is {} bytes; grep skips files over {} MB",
-                    meta.len(),
-                    MAX_FILE_BYTES >> 20
-                ),
+                format!("'{path}' is over {} MB; grep skips files that large", MAX_FILE_BYTES >> 20),
             ));
         }
-        let mut head = [0u8; common::BINARY_SNIFF_BYTES];
-        let n = std::fs::File::open(&base)
-            .and_then(|mut f| read_up_to(&mut f, &mut head))
-            .map_err(|e| io_error(path, &e))?;
-        if common::is_binary(&head[..n]) {
+        if common::is_binary(&buf) {
             return Err(ToolError::new(
                 ErrorKind::Unsupported,
                 format!("'{path}' is a binary file; grep only searches text"),
             ));
         }
-        let files = vec![Candidate { mtime: 0, size: meta.len(), path: base }];
-        return Ok(search_files(&resolver, &re, &files, context as usize, &mut buf, Vec::new()));
+        if std::str::from_utf8(&buf).is_err() {
+            return Err(ToolError::new(
+                ErrorKind::Unsupported,
+                format!("'{path}' is not valid UTF-8; grep only searches UTF-8 text"),
+            ));
+        }
+        search.add_file(&resolver.display(&base), &buf);
+        return Ok(search.finish(Vec::new()));
     }
     if !meta.is_dir() {
         return Err(ToolError::new(
@@ -128,41 +132,53 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_files: usize) -> Result<Output
         ));
     }
 
+    // Walk: regular files, and symlinks that lead to one the sandbox lets us see.
     let root = resolver.workspace_root().to_path_buf();
-    let mut files: Vec<Candidate> = Vec::new();
-    let mut too_large = 0usize;
-    for item in common::walker(&base, None) {
-        let Ok(entry) = item else { continue };
-        let Some(file_type) = entry.file_type() else { continue };
-        if !file_type.is_file() && !file_type.is_symlink() {
-            continue;
+    let mut files: Vec<PathBuf> = Vec::new();
+    walk::walk(&base, None, &mut |entry| {
+        if entry.kind != Kind::File && entry.kind != Kind::Symlink {
+            return Flow::Continue;
         }
         if let Some(glob) = &include {
-            let p = entry.path();
+            let p = &entry.path;
             let under_base = p.strip_prefix(&base).is_ok_and(|r| glob.is_match(r));
             if !under_base && !p.strip_prefix(&root).is_ok_and(|r| glob.is_match(r)) {
-                continue;
+                return Flow::Continue;
             }
         }
-        // Symlinks are searched when they lead to a regular file the sandbox lets us see.
-        let meta =
-            if file_type.is_file() { entry.metadata().ok() } else { std::fs::metadata(entry.path()).ok() };
-        let Some(meta) = meta.filter(|m| m.is_file()) else { continue };
-        if meta.len() > MAX_FILE_BYTES {
-            too_large += 1;
-            continue;
+        if entry.kind == Kind::Symlink && !std::fs::metadata(&entry.path).is_ok_and(|m| m.is_file()) {
+            return Flow::Continue;
         }
-        files.push(Candidate { mtime: common::mtime_key(&meta), size: meta.len(), path: entry.into_path() });
-    }
-    files.sort_unstable_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
+        files.push(entry.path.clone());
+        Flow::Continue
+    });
     let mut notes = Vec::new();
     if files.len() > max_files {
+        // Only then does the order matter before searching: keep the newest.
+        let total = files.len();
+        let mut dated: Vec<(u128, PathBuf)> = files
+            .into_iter()
+            .map(|p| (std::fs::metadata(&p).map_or(0, |m| common::mtime_key(&m)), p))
+            .collect();
+        dated.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        dated.truncate(max_files);
+        files = dated.into_iter().map(|(_, p)| p).collect();
         notes.push(format!(
-            "[only the {max_files} most recently modified of {} files were searched; narrow 'path' or \
-             'include' to reach the others]",
-            files.len()
+            "[only the {max_files} most recently modified of {total} files were searched; narrow 'path' or \
+             'include' to reach the others]"
         ));
-        files.truncate(max_files);
+    }
+
+    // First pass: which files match at all, and when they were modified.
+    let mut matching: Vec<(u128, PathBuf)> = Vec::new();
+    let mut too_large = 0usize;
+    for file in files {
+        let mut matches = |data: &[u8]| !common::is_binary(data) && has_line_match(&re, data);
+        match reader.read(&file, MAX_FILE_BYTES, &mut buf, &mut matches) {
+            Ok(reader::Outcome::Kept(mtime)) => matching.push((mtime, file)),
+            Ok(reader::Outcome::TooLarge) => too_large += 1,
+            Ok(reader::Outcome::Read) | Err(_) => {}
+        }
     }
     if too_large > 0 {
         notes.push(format!(
@@ -170,7 +186,19 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_files: usize) -> Result<Output
             MAX_FILE_BYTES / (1024 * 1024)
         ));
     }
-    Ok(search_files(&resolver, &re, &files, context as usize, &mut buf, notes))
+
+    // Second pass: newest first, until the cap.
+    matching.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    for (_, file) in &matching {
+        let read = reader.read(file, MAX_FILE_BYTES, &mut buf, &mut |_| false);
+        if !matches!(read, Ok(reader::Outcome::Read)) || common::is_binary(&buf) {
+            continue;
+        }
+        if !search.add_file(&resolver.display(file), &buf) {
+            break;
+        }
+    }
+    Ok(search.finish(notes))
 }
 
 /// The `include` glob: refused when it climbs out or is absolute; without a `/` it is
@@ -196,122 +224,83 @@ fn compile_include(glob: &str) -> Result<globset::GlobMatcher, ToolError> {
         .map_err(|e| ToolError::invalid_args(format!("invalid 'include' glob '{glob}': {e}")))
 }
 
-/// A file to search.
-struct Candidate {
-    /// Sort key, newest first.
-    mtime: u128,
-    /// Size when the walk saw it.
-    size: u64,
-    path: PathBuf,
-}
-
-/// Reads `path` into the start of `buf` and returns how many bytes it holds. `buf` is
-/// scratch space kept between files (its length is what has been initialised so far).
-/// Knowing the size from the walk saves the extra calls `read_to_end` makes to learn it;
-/// reading stops at that size, or earlier at the end of the file.
-fn read_into(path: &Path, size: u64, buf: &mut Vec<u8>) -> std::io::Result<usize> {
-    let mut file = std::fs::File::open(path)?;
-    let size = usize::try_from(size).unwrap_or(usize::MAX);
-    if size == 0 {
-        // Possibly a file whose size is not known in advance: read to the end.
-        buf.clear();
-        file.read_to_end(buf)?;
-        return Ok(buf.len());
-    }
-    if buf.len() < size {
-        buf.resize(size, 0);
-    }
-    read_up_to(&mut file, &mut buf[..size])
-}
-
-/// Fills as much of `buf` as `file` has; returns the byte count.
-fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match file.read(&mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
-}
-
-/// Searches `files` in order until [`MAX_MATCHES`] lines have matched and renders the result.
-fn search_files(
-    resolver: &Resolver,
-    re: &Regex,
-    files: &[Candidate],
+/// The results so far: at most [`MAX_MATCHES`] matching lines, grouped by file.
+struct Search<'r> {
+    re: &'r Regex,
     context: usize,
-    buf: &mut Vec<u8>,
-    mut notes: Vec<String>,
-) -> Output {
-    let cap = MAX_OUTPUT_BYTES - NOTES_RESERVE;
-    let mut body = String::new();
-    let mut found = 0usize;
-    let mut shown = 0usize;
-    let mut more = false;
-    let mut capped = false;
-    for file in files {
-        let Ok(len) = read_into(&file.path, file.size, buf) else { continue };
-        let data = &buf[..len];
-        if common::is_binary(data) {
-            continue;
-        }
-        let want = MAX_MATCHES + 1 - found;
-        let Some(hits) = find_lines(re, data, want) else { continue };
+    body: String,
+    /// Matching lines taken (shown, or cut by the output cap).
+    found: usize,
+    /// Matching lines written out.
+    shown: usize,
+    /// More matching lines exist than were taken.
+    more: bool,
+    /// The output cap was reached.
+    capped: bool,
+}
+
+impl<'r> Search<'r> {
+    fn new(re: &'r Regex, context: usize) -> Self {
+        Search { re, context, body: String::new(), found: 0, shown: 0, more: false, capped: false }
+    }
+
+    /// Adds the matches in `data` (the text of the file shown as `shown`); returns
+    /// whether further files are still wanted.
+    fn add_file(&mut self, shown: &str, data: &[u8]) -> bool {
+        let want = MAX_MATCHES + 1 - self.found;
+        let Some(hits) = find_lines(self.re, data, want) else { return true };
         if hits.matches.is_empty() {
-            continue;
+            return true;
         }
-        let take = hits.matches.len().min(MAX_MATCHES - found);
+        let take = hits.matches.len().min(MAX_MATCHES - self.found);
         if take < hits.matches.len() {
-            more = true;
+            self.more = true;
         }
         if take == 0 {
-            break;
+            return false;
         }
-        found += take;
-        let mut section = Section { out: &mut body, cap, full: false };
-        section.push(&format!("\n{}:", resolver.display(&file.path)));
-        let printed = hits.render(&mut section, take, context);
-        shown += printed;
+        self.found += take;
+        let mut section = Section { out: &mut self.body, cap: MAX_OUTPUT_BYTES - NOTES_RESERVE, full: false };
+        section.push(&format!("\n{shown}:"));
+        self.shown += hits.render(&mut section, take, self.context);
         if section.full {
-            capped = true;
-            break;
+            self.capped = true;
         }
-        if more {
-            break;
-        }
+        !(self.more || self.capped)
     }
 
-    let mut text = match found {
-        0 => "No matches found".to_string(),
-        1 => "Found 1 match".to_string(),
-        n => format!("Found {n} matches"),
-    };
-    if more {
-        let _ = write!(
-            text,
-            " (showing the first {MAX_MATCHES}; there are more, narrow the pattern, 'path' or 'include')"
-        );
-    }
-    text.push('\n');
-    text.push_str(&body);
-    if capped {
-        notes.push(format!(
-            "[output capped at {} KB: {shown} of the {found} matching lines are shown; narrow the search]",
-            MAX_OUTPUT_BYTES / 1024
-        ));
-    }
-    if !notes.is_empty() {
-        text.push('\n');
-        for note in &notes {
-            text.push_str(note);
-            text.push('\n');
+    /// The tool's output: a first line with the count, the matches, then `notes`.
+    fn finish(self, mut notes: Vec<String>) -> Output {
+        let Search { found, shown, more, capped, body, .. } = self;
+        let mut text = match found {
+            0 => "No matches found".to_string(),
+            1 => "Found 1 match".to_string(),
+            n => format!("Found {n} matches"),
+        };
+        if more {
+            let _ = write!(
+                text,
+                " (showing the first {MAX_MATCHES}; there are more, narrow the pattern, 'path' or 'include')"
+            );
         }
+        text.push('\n');
+        text.push_str(&body);
+        if capped {
+            notes.push(format!(
+                "[output capped at {} KB: {shown} of the {found} matching lines are shown; narrow the search]",
+                MAX_OUTPUT_BYTES / 1024
+            ));
+        }
+        let searched_some_only = notes.iter().any(|n| n.starts_with("[only"));
+        if !notes.is_empty() {
+            text.push('\n');
+            for note in &notes {
+                text.push_str(note);
+                text.push('\n');
+            }
+        }
+        Output::text(text).truncated(more || capped || searched_some_only)
     }
-    Output::text(text).truncated(more || capped || notes.iter().any(|n| n.starts_with("[only")))
 }
 
 /// Output that stops growing at `cap` bytes.
@@ -405,6 +394,26 @@ impl Hits<'_> {
     }
 }
 
+/// Whether some line of `buf` matches: [`find_lines`] without line numbers or the UTF-8
+/// check, for telling which files to show.
+fn has_line_match(re: &Regex, buf: &[u8]) -> bool {
+    let mut pos = 0;
+    while pos <= buf.len() {
+        let Some(m) = re.find_at(buf, pos) else { return false };
+        let start = memchr::memrchr(b'\n', &buf[..m.start()]).map_or(0, |i| i + 1);
+        if start == buf.len() {
+            // Past the final line break: not a line.
+            return false;
+        }
+        let end = memchr::memchr(b'\n', &buf[m.start()..]).map_or(buf.len(), |i| m.start() + i);
+        if m.end() <= end || re.is_match(&buf[start..end]) {
+            return true;
+        }
+        pos = end + 1;
+    }
+    false
+}
+
 /// Finds up to `want` matching lines of `buf`. `None` when the file has a match but is
 /// not UTF-8 (it is skipped); files without a match are never checked.
 fn find_lines<'a>(re: &Regex, buf: &'a [u8], want: usize) -> Option<Hits<'a>> {
@@ -437,6 +446,158 @@ fn find_lines<'a>(re: &Regex, buf: &'a [u8], want: usize) -> Option<Hits<'a>> {
         pos = end + 1;
     }
     Some(hits.unwrap_or(Hits { text: "", starts: Vec::new(), matches: Vec::new() }))
+}
+
+/// Whole-file reads for the search.
+///
+/// Inside the sandbox, std's `File::read` goes through a WASI input stream, which costs
+/// several host calls per file (and, with wasmtime, a hand-off to a blocking thread for
+/// each read). Reading through the file's `wasi:filesystem` descriptor at explicit
+/// offsets takes one host call per 64 KB; the descriptor's `stat` is only asked for when
+/// the file is large or its modification time is wanted. Natively, std::fs is used.
+mod reader {
+    use crate::common::is_binary;
+    use std::path::Path;
+
+    /// What [`Reader::read`] did.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Outcome {
+        /// The file is over the size limit; nothing was read.
+        TooLarge,
+        /// The file is in the buffer (of a binary file, only enough to tell).
+        Read,
+        /// As `Read`, and the caller kept the file: here is its modification time in
+        /// nanoseconds since the epoch.
+        Kept(u128),
+    }
+
+    #[cfg(target_os = "wasi")]
+    pub struct Reader {
+        /// The preopened directories and their guest paths.
+        dirs: Vec<(wasip2::filesystem::types::Descriptor, std::path::PathBuf)>,
+    }
+
+    /// The first read asks for this much; a shorter answer is the whole file, so most
+    /// source files take one read and no `stat`.
+    #[cfg(target_os = "wasi")]
+    const FIRST_READ: u64 = 32 * 1024;
+
+    #[cfg(target_os = "wasi")]
+    impl Reader {
+        pub fn new() -> Self {
+            let dirs = wasip2::filesystem::preopens::get_directories()
+                .into_iter()
+                .map(|(d, p)| (d, std::path::PathBuf::from(p)))
+                .collect();
+            Reader { dirs }
+        }
+
+        /// Replaces `buf` with the regular file at absolute `path` unless it is larger
+        /// than `max` bytes, then asks `keep` whether the caller wants its modification time.
+        pub fn read(
+            &self,
+            path: &Path,
+            max: u64,
+            buf: &mut Vec<u8>,
+            keep: &mut dyn FnMut(&[u8]) -> bool,
+        ) -> std::io::Result<Outcome> {
+            use wasip2::filesystem::types::{
+                DescriptorFlags, DescriptorStat, ErrorCode, OpenFlags, PathFlags,
+            };
+            buf.clear();
+            let fail = |e: ErrorCode| match e {
+                ErrorCode::NoEntry => std::io::Error::from(std::io::ErrorKind::NotFound),
+                ErrorCode::Access | ErrorCode::NotPermitted => {
+                    std::io::Error::from(std::io::ErrorKind::PermissionDenied)
+                }
+                other => std::io::Error::other(format!("{other:?}")),
+            };
+            let mtime = |stat: &DescriptorStat| {
+                stat.data_modification_timestamp
+                    .map_or(0, |t| u128::from(t.seconds) * 1_000_000_000 + u128::from(t.nanoseconds))
+            };
+            // The innermost preopen holding `path`.
+            let (dir, rel) = self
+                .dirs
+                .iter()
+                .filter_map(|(d, root)| Some((d, path.strip_prefix(root).ok()?)))
+                .min_by_key(|(_, rel)| rel.as_os_str().len())
+                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
+            let rel =
+                rel.to_str().filter(|r| !r.is_empty()).ok_or_else(|| std::io::Error::other("bad path"))?;
+            let file = dir
+                .open_at(PathFlags::SYMLINK_FOLLOW, rel, OpenFlags::empty(), DescriptorFlags::READ)
+                .map_err(fail)?;
+            // A regular file answers a read in full unless it ends first.
+            let (first, _) = file.read(FIRST_READ, 0).map_err(fail)?;
+            let mut stat = None;
+            if first.len() as u64 == FIRST_READ {
+                let s = file.stat().map_err(fail)?;
+                if s.size > max {
+                    return Ok(Outcome::TooLarge);
+                }
+                *buf = first;
+                // The rest of a binary file is not needed.
+                if !is_binary(buf) {
+                    buf.reserve(usize::try_from(s.size).unwrap_or(0).saturating_sub(buf.len()));
+                    while (buf.len() as u64) < s.size {
+                        let (chunk, _) =
+                            file.read(s.size - buf.len() as u64, buf.len() as u64).map_err(fail)?;
+                        if chunk.is_empty() {
+                            break;
+                        }
+                        buf.extend_from_slice(&chunk);
+                    }
+                }
+                stat = Some(s);
+            } else {
+                *buf = first;
+            }
+            if !keep(buf) {
+                return Ok(Outcome::Read);
+            }
+            let stat = match stat {
+                Some(s) => s,
+                None => file.stat().map_err(fail)?,
+            };
+            Ok(Outcome::Kept(mtime(&stat)))
+        }
+    }
+
+    #[cfg(not(target_os = "wasi"))]
+    pub struct Reader;
+
+    #[cfg(not(target_os = "wasi"))]
+    impl Reader {
+        pub fn new() -> Self {
+            Reader
+        }
+
+        /// Replaces `buf` with the regular file at `path` unless it is larger than `max`
+        /// bytes, then asks `keep` whether the caller wants its modification time.
+        pub fn read(
+            &self,
+            path: &Path,
+            max: u64,
+            buf: &mut Vec<u8>,
+            keep: &mut dyn FnMut(&[u8]) -> bool,
+        ) -> std::io::Result<Outcome> {
+            use std::io::Read as _;
+            buf.clear();
+            let file = std::fs::File::open(path)?;
+            let meta = file.metadata()?;
+            if meta.len() > max {
+                return Ok(Outcome::TooLarge);
+            }
+            let file = &file;
+            file.take(crate::common::BINARY_SNIFF_BYTES as u64).read_to_end(buf)?;
+            if !is_binary(buf) {
+                // The rest of a binary file is not needed.
+                file.take(max.saturating_add(1)).read_to_end(buf)?;
+            }
+            if keep(buf) { Ok(Outcome::Kept(crate::common::mtime_key(&meta))) } else { Ok(Outcome::Read) }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -589,6 +750,32 @@ mod tests {
         assert_eq!(out.text, "Found 1 match\n\nok.txt:\n  Line 1: needle\n");
         let e = grep(&ws, json!({"pattern": "needle", "path": "bin.dat"})).unwrap_err();
         assert_eq!(e.message, "'bin.dat' is a binary file; grep only searches text");
+        let e = grep(&ws, json!({"pattern": "needle", "path": "latin1.txt"})).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Unsupported);
+        assert_eq!(e.message, "'latin1.txt' is not valid UTF-8; grep only searches UTF-8 text");
+        // A NUL after the first 8 KB does not make a file binary.
+        put(dir.path(), "late.txt", &format!("{}\nneedle\0\n", "a".repeat(9000)), 5);
+        let out = grep(&ws, json!({"pattern": "needle"})).unwrap();
+        assert_eq!(
+            out.text,
+            "Found 2 matches\n\nlate.txt:\n  Line 2: needle\0\n\nok.txt:\n  Line 1: needle\n"
+        );
+    }
+
+    #[test]
+    fn files_over_the_size_limit_are_skipped_with_a_note() {
+        let (dir, ws) = setup();
+        put(dir.path(), "small.txt", "needle\n", 10);
+        let big = fs::File::create(dir.path().join("huge.txt")).unwrap();
+        big.set_len(MAX_FILE_BYTES + 1).unwrap();
+        let out = grep(&ws, json!({"pattern": "needle"})).unwrap();
+        assert_eq!(
+            out.text,
+            "Found 1 match\n\nsmall.txt:\n  Line 1: needle\n\n[1 file(s) over 64 MB were not searched]\n"
+        );
+        let e = grep(&ws, json!({"pattern": "needle", "path": "huge.txt"})).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::TooLarge);
+        assert_eq!(e.message, "'huge.txt' is over 64 MB; grep skips files that large");
     }
 
     #[test]
@@ -647,6 +834,19 @@ mod tests {
         // `$` matches at the end of every line; the empty line after the final newline is not a line.
         let out = grep(&ws, json!({"pattern": "$"})).unwrap();
         assert!(out.text.starts_with("Found 4 matches\n"), "{}", out.text);
+    }
+
+    #[test]
+    fn the_quick_match_test_agrees_with_the_line_search() {
+        let texts = ["", "\n", "a", "a\n", "abc  \n  foo\n", "foo\nbar", "x\r\ny\r\n", "\n\nz", "tail"];
+        let patterns = ["^", "$", "^$", r"\s+foo", "foo\nbar", "^y$", "z", "(?m)^tail$", r"\n", "q"];
+        for p in patterns {
+            let re = RegexBuilder::new(p).multi_line(true).crlf(true).build().unwrap();
+            for t in texts {
+                let full = find_lines(&re, t.as_bytes(), 1).is_some_and(|h| !h.matches.is_empty());
+                assert_eq!(has_line_match(&re, t.as_bytes()), full, "{p:?} on {t:?}");
+            }
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `list_files`: paths matching a glob, newest first.
 
+use crate::common::walk::{self, Flow, Kind};
 use crate::common::{self, MAX_OUTPUT_BYTES, MAX_WALK_ENTRIES};
 use corral_plugin_sdk::args::{opt_str, req_str};
 use corral_plugin_sdk::host::Workspace;
@@ -97,38 +98,35 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_walk: usize) -> Result<Output,
     let mut hits = Vec::new();
     let mut walked = 0usize;
     let mut walk_capped = false;
-    if root.is_dir() {
-        for item in common::walker(&root, max_depth) {
-            let Ok(entry) = item else { continue };
-            if entry.depth() == 0 {
-                continue;
-            }
-            walked += 1;
-            if walked > max_walk {
-                walk_capped = true;
-                break;
-            }
-            let Ok(rel) = entry.path().strip_prefix(&root) else { continue };
-            if !glob.is_match(rel) {
-                continue;
-            }
-            let is_link = entry.file_type().is_some_and(|t| t.is_symlink());
-            match std::fs::metadata(entry.path()) {
-                Ok(m) if dirs_only && !m.is_dir() => {}
-                Ok(m) => hits.push(Hit {
-                    path: entry.into_path(),
-                    mtime: Some(common::mtime_key(&m)),
-                    dir: m.is_dir(),
-                }),
-                // A dangling symlink is still a match; it sorts last.
-                Err(e) if is_link && !dirs_only && e.kind() == std::io::ErrorKind::NotFound => {
-                    hits.push(Hit { path: entry.into_path(), mtime: None, dir: false })
-                }
-                // Unreadable, or a symlink the sandbox refuses (it leads out of the workspace).
-                Err(_) => {}
-            }
+    // The pattern's literal directories may not exist: then nothing matches.
+    walk::walk(&root, max_depth, &mut |entry| {
+        walked += 1;
+        if walked > max_walk {
+            walk_capped = true;
+            return Flow::Stop;
         }
-    }
+        let Ok(rel) = entry.path.strip_prefix(&root) else { return Flow::Continue };
+        if !glob.is_match(rel) {
+            return Flow::Continue;
+        }
+        match std::fs::metadata(&entry.path) {
+            Ok(m) if dirs_only && !m.is_dir() => {}
+            Ok(m) => hits.push(Hit {
+                path: entry.path.clone(),
+                mtime: Some(common::mtime_key(&m)),
+                dir: m.is_dir(),
+            }),
+            // A dangling symlink is still a match; it sorts last.
+            Err(e)
+                if entry.kind == Kind::Symlink && !dirs_only && e.kind() == std::io::ErrorKind::NotFound =>
+            {
+                hits.push(Hit { path: entry.path.clone(), mtime: None, dir: false })
+            }
+            // Unreadable, or a symlink the sandbox refuses (it leads out of the workspace).
+            Err(_) => {}
+        }
+        Flow::Continue
+    });
     hits.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
 
     let mut out = String::new();
