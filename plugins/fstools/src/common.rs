@@ -3,9 +3,9 @@
 
 use corral_plugin_sdk::paths::io_error;
 use corral_plugin_sdk::{ErrorKind, ToolError};
-use sha2::{Digest, Sha256};
 use std::path::Path;
 
+pub mod fileio;
 pub mod walk;
 
 /// Cap on one tool result, in bytes.
@@ -15,10 +15,10 @@ pub const MAX_LINE_CHARS: usize = 2000;
 /// How much of a file is inspected for a NUL byte to call it binary.
 pub const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
-/// The first 8 hex digits of the SHA-256 of `bytes`.
+/// A short checksum of `bytes`: the high 32 bits of their XXH3-64, as 8 hex digits. It tells
+/// a model whether a file changed since it read it; it is not a security measure.
 pub fn checksum(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    digest.iter().take(4).map(|b| format!("{b:02x}")).collect()
+    format!("{:08x}", xxhash_rust::xxh3::xxh3_64(bytes) >> 32)
 }
 
 /// A file is binary when its first 8 KB hold a NUL byte.
@@ -29,7 +29,7 @@ pub fn is_binary(bytes: &[u8]) -> bool {
 /// Reads `path` as UTF-8 text. Binary and non-UTF-8 files are refused with a message
 /// that names `shown` (the path as the model wrote it).
 pub fn read_text(path: &Path, shown: &str) -> Result<(String, Vec<u8>), ToolError> {
-    let bytes = std::fs::read(path).map_err(|e| io_error(shown, &e))?;
+    let bytes = fileio::read(path).map_err(|e| io_error(shown, &e))?;
     let text = decode_text(&bytes, shown)?;
     Ok((text, bytes))
 }
@@ -95,9 +95,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn checksum_is_eight_hex_of_sha256() {
-        // sha256("hello\n") = 5891b5b5...
-        assert_eq!(checksum(b"hello\n"), "5891b5b5");
+    fn checksum_is_the_high_half_of_xxh3() {
+        // XXH3-64 of the empty input is 0x2D06800538D394C2 (the reference test vector).
+        assert_eq!(checksum(b""), "2d068005");
+        let (a, b) = (checksum(b"hello\n"), checksum(b"hello\r\n"));
+        assert!(a.len() == 8 && a.bytes().all(|c| c.is_ascii_hexdigit()), "{a}");
+        assert_ne!(a, b);
     }
 
     #[test]

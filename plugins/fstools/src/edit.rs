@@ -95,7 +95,7 @@ pub fn run(ws: &dyn Workspace, args: &Value) -> Result<Output, ToolError> {
             ),
         ));
     }
-    let bytes = std::fs::read(&path).map_err(|e| io_error(&shown, &e))?;
+    let bytes = crate::common::fileio::read(&path).map_err(|e| io_error(&shown, &e))?;
     if common::is_binary(&bytes) {
         return Err(ToolError::new(
             ErrorKind::Unsupported,

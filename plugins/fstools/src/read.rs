@@ -303,7 +303,7 @@ pub fn read_one(
         )
         .with_hint("use grep to find the lines you need"));
     }
-    let bytes = std::fs::read(&abs).map_err(|e| io_error(input, &e))?;
+    let bytes = crate::common::fileio::read(&abs).map_err(|e| io_error(input, &e))?;
     let rendered = render_lines(&bytes, input, request, budget)?;
     Ok(Read {
         abs,

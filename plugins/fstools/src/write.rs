@@ -98,7 +98,7 @@ fn move_file(ws: &dyn Workspace, resolver: &Resolver, from: &str, to: &str) -> R
     }
     if meta.is_file()
         && meta.len() <= MOVE_CHECKSUM_MAX_BYTES
-        && let Ok(bytes) = std::fs::read(&dst)
+        && let Ok(bytes) = crate::common::fileio::read(&dst)
     {
         text.push_str(&format!("\n[checksum={}]", common::checksum(&bytes)));
     }
@@ -142,7 +142,10 @@ mod tests {
     fn writes_content_and_reports_bytes_and_checksum() {
         let (_d, ws) = setup();
         let out = run(&ws, &json!({"file_path": "hello.txt", "content": "hello\n"})).unwrap();
-        assert_eq!(out.text, "Wrote 6 bytes to hello.txt\n[checksum=5891b5b5]");
+        assert_eq!(
+            out.text,
+            format!("Wrote 6 bytes to hello.txt\n[checksum={}]", common::checksum(b"hello\n"))
+        );
         assert_eq!(fs::read_to_string(root(&ws).join("hello.txt")).unwrap(), "hello\n");
     }
 
@@ -219,7 +222,10 @@ mod tests {
         let r = root(&ws);
         fs::write(r.join("a.txt"), "hello\n").unwrap();
         let out = run(&ws, &json!({"file_path": "dir/b.txt", "move_from": "a.txt"})).unwrap();
-        assert_eq!(out.text, "Moved a.txt -> dir/b.txt\n[checksum=5891b5b5]");
+        assert_eq!(
+            out.text,
+            format!("Moved a.txt -> dir/b.txt\n[checksum={}]", common::checksum(b"hello\n"))
+        );
         assert!(!r.join("a.txt").exists());
         assert_eq!(fs::read_to_string(r.join("dir/b.txt")).unwrap(), "hello\n");
     }

@@ -198,15 +198,8 @@ mod sys {
     impl Dir {
         /// Opens the directory at absolute `path` through the innermost preopen holding it.
         pub fn open_root(path: &Path) -> Option<Dir> {
-            let (dir, rel) = wasip2::filesystem::preopens::get_directories()
-                .into_iter()
-                .filter_map(|(d, root)| {
-                    let rel = path.strip_prefix(&root).ok()?.to_str()?.to_string();
-                    Some((d, rel))
-                })
-                .min_by_key(|(_, rel)| rel.len())?;
-            let rel = if rel.is_empty() { "." } else { rel.as_str() };
-            dir.open_at(PathFlags::SYMLINK_FOLLOW, rel, OpenFlags::DIRECTORY, DescriptorFlags::READ)
+            let (dir, rel) = crate::common::fileio::sys::preopen_for(path)?;
+            dir.open_at(PathFlags::SYMLINK_FOLLOW, &rel, OpenFlags::DIRECTORY, DescriptorFlags::READ)
                 .ok()
                 .map(Dir)
         }

@@ -301,17 +301,22 @@ fn checksum_guard() {
         )
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Conflict);
-    assert_eq!(e.message, "'g.txt' has changed since you read it: its checksum is 5891b5b5, not deadbeef");
+    let sum = crate::common::checksum(b"hello\n");
+    assert_eq!(
+        e.message,
+        format!("'g.txt' has changed since you read it: its checksum is {sum}, not deadbeef")
+    );
     assert!(e.hint.unwrap().contains("read the file again"));
     assert_eq!(f.read("g.txt"), "hello\n");
     // Malformed values are ignored.
-    for bad in ["xyz", "5891b5b", "5891b5b5a", "zzzzzzzz", ""] {
+    for bad in ["xyz", &sum[..7], &format!("{sum}a"), "zzzzzzzz", ""] {
         f.edit(json!({"file_path": "g.txt", "old_string": "hello", "new_string": "HELLO", "checksum": bad}))
             .unwrap();
         f.edit(json!({"file_path": "g.txt", "old_string": "HELLO", "new_string": "hello"})).unwrap();
     }
     // The right checksum, in either case, lets the edit through.
-    f.edit(json!({"file_path": "g.txt", "old_string": "hello", "new_string": "bye", "checksum": "5891B5B5"}))
+    let upper = sum.to_uppercase();
+    f.edit(json!({"file_path": "g.txt", "old_string": "hello", "new_string": "bye", "checksum": upper}))
         .unwrap();
     assert_eq!(f.read("g.txt"), "bye\n");
 }

@@ -1,0 +1,74 @@
+//! Reading whole files. Inside the sandbox a file is opened through the innermost preopen
+//! that holds it and read with large positioned reads on its descriptor: std's reads go
+//! through a stream and a poll that the host serves on a blocking thread, 64 KiB at a time.
+
+use std::io;
+use std::path::Path;
+
+/// The bytes of the file at absolute `path` (symlinks followed; the sandbox confines them).
+pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+    sys::read(path)
+}
+
+#[cfg(target_os = "wasi")]
+pub(crate) mod sys {
+    use std::io;
+    use std::path::Path;
+    use wasip2::filesystem::preopens::get_directories;
+    use wasip2::filesystem::types::{Descriptor, DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
+
+    /// One positioned read; large enough that most files take one or two.
+    const CHUNK: u64 = 4 << 20;
+
+    /// The innermost preopen holding absolute `path`, and `path` relative to it ("." for itself).
+    pub fn preopen_for(path: &Path) -> Option<(Descriptor, String)> {
+        let (dir, rel) = get_directories()
+            .into_iter()
+            .filter_map(|(d, root)| Some((d, path.strip_prefix(&root).ok()?.to_str()?.to_string())))
+            .min_by_key(|(_, rel)| rel.len())?;
+        Some((dir, if rel.is_empty() { ".".to_string() } else { rel }))
+    }
+
+    pub fn to_io(e: ErrorCode) -> io::Error {
+        let kind = match e {
+            ErrorCode::NoEntry => io::ErrorKind::NotFound,
+            ErrorCode::NotPermitted | ErrorCode::Access => io::ErrorKind::PermissionDenied,
+            ErrorCode::IsDirectory => io::ErrorKind::IsADirectory,
+            ErrorCode::NotDirectory => io::ErrorKind::NotADirectory,
+            ErrorCode::NameTooLong => io::ErrorKind::InvalidFilename,
+            _ => io::ErrorKind::Other,
+        };
+        io::Error::new(kind, format!("{e:?}"))
+    }
+
+    pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+        let (dir, rel) = preopen_for(path)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::PermissionDenied, "outside the roots"))?;
+        let file = dir
+            .open_at(PathFlags::SYMLINK_FOLLOW, &rel, OpenFlags::empty(), DescriptorFlags::READ)
+            .map_err(to_io)?;
+        let size = file.stat().map_err(to_io)?.size;
+        let mut out = Vec::with_capacity(size as usize);
+        loop {
+            let (chunk, eof) = file.read(CHUNK, out.len() as u64).map_err(to_io)?;
+            if chunk.is_empty() && !eof && out.len() as u64 >= size {
+                break;
+            }
+            out.extend_from_slice(&chunk);
+            if eof || chunk.is_empty() {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(not(target_os = "wasi"))]
+mod sys {
+    use std::io;
+    use std::path::Path;
+
+    pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+}
