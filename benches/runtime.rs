@@ -14,6 +14,8 @@ mod fixtures;
 mod inproc;
 #[path = "runtime/report.rs"]
 mod report;
+#[path = "../tests/support/mod.rs"]
+mod support;
 
 use std::process::ExitCode;
 

@@ -3,7 +3,6 @@
 use anyhow::{Context, Result, bail};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Size of the generated text file.
 pub const BIG_FILE_BYTES: usize = 1 << 20;
@@ -26,35 +25,12 @@ pub fn write_big_file(dir: &Path) -> Result<()> {
     std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// The repository root (host/ is the package this bench belongs to).
-pub fn repo() -> Result<PathBuf> {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .context("host/ has no parent directory")
-}
-
-/// The `faulty` test plugin component, built with cargo first if it is missing.
+/// The `faulty` test plugin component, built (with the other test plugins) by the test
+/// support on first use.
 pub fn faulty_plugin() -> Result<PathBuf> {
-    let repo = repo()?;
-    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| repo.join("target"), PathBuf::from);
-    let target = target.join("plugins-wasm");
-    let path = target.join("wasm32-wasip2/release/faulty.wasm");
-    if path.is_file() {
-        return Ok(path);
-    }
-    eprintln!("building the test plugins (tests/plugins) for wasm32-wasip2...");
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(repo.join("tests/plugins"))
-        .args(["build", "--quiet", "--release", "--target", "wasm32-wasip2", "--target-dir"])
-        .arg(&target)
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_TARGET_DIR")
-        .status()
-        .context("cannot run cargo to build tests/plugins")?;
-    if !status.success() || !path.is_file() {
-        bail!("building tests/plugins failed ({status}); is the wasm32-wasip2 target installed?");
+    let path = crate::support::test_plugin("faulty");
+    if !path.is_file() {
+        bail!("building tests/plugins did not produce {}", path.display());
     }
     Ok(path)
 }

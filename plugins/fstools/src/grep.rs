@@ -603,25 +603,11 @@ mod reader {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::*;
     use corral_plugin_sdk::host::fake::FakeWorkspace;
     use std::fs;
-    use std::time::{Duration, SystemTime};
-
-    fn setup() -> (tempfile::TempDir, FakeWorkspace) {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = FakeWorkspace::new(dir.path());
-        (dir, ws)
-    }
 
     /// Writes `rel` with `content` and a modification time `age` seconds ago.
-    fn put(root: &Path, rel: &str, content: &str, age: u64) {
-        let p = root.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(&p, content).unwrap();
-        let t = SystemTime::now() - Duration::from_secs(age);
-        fs::File::options().write(true).open(&p).unwrap().set_modified(t).unwrap();
-    }
-
     fn grep(ws: &FakeWorkspace, args: Value) -> Result<Output, ToolError> {
         run(ws, &args)
     }

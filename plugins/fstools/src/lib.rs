@@ -8,3 +8,6 @@ pub mod grep;
 pub mod list;
 pub mod read;
 pub mod write;
+
+#[cfg(test)]
+mod testutil;

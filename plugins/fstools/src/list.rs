@@ -200,23 +200,14 @@ fn split_literal_prefix(pattern: &str) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::*;
     use corral_plugin_sdk::host::fake::FakeWorkspace;
     use std::fs;
     use std::time::{Duration, SystemTime};
 
-    fn setup() -> (tempfile::TempDir, FakeWorkspace) {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = FakeWorkspace::new(dir.path());
-        (dir, ws)
-    }
-
-    /// Creates `rel` (and its parents) with a modification time `age` seconds in the past.
+    /// Creates `rel` (and its parents), holding its own name, `age` seconds old.
     fn touch(root: &Path, rel: &str, age: u64) {
-        let p = root.join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(&p, rel).unwrap();
-        let t = SystemTime::now() - Duration::from_secs(age);
-        fs::File::options().write(true).open(&p).unwrap().set_modified(t).unwrap();
+        put(root, rel, rel, age);
     }
 
     fn set_dir_age(root: &Path, rel: &str, age: u64) {

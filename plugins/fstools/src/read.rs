@@ -417,14 +417,9 @@ fn list_dir(abs: &Path, shown: &str, budget: usize) -> Result<(String, bool), To
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::*;
     use corral_plugin_sdk::host::fake::FakeWorkspace;
     use std::fs;
-
-    fn setup() -> (tempfile::TempDir, FakeWorkspace) {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = FakeWorkspace::new(dir.path());
-        (dir, ws)
-    }
 
     fn numbered(n: usize) -> String {
         (1..=n).map(|i| format!("line {i}\n")).collect()

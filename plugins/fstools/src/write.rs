@@ -117,14 +117,9 @@ fn refuse_directory(path: &Path, shown: &str) -> Result<(), ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::*;
     use corral_plugin_sdk::host::fake::FakeWorkspace;
     use std::fs;
-
-    fn setup() -> (tempfile::TempDir, FakeWorkspace) {
-        let dir = tempfile::tempdir().unwrap();
-        let ws = FakeWorkspace::new(dir.path());
-        (dir, ws)
-    }
 
     fn root(ws: &FakeWorkspace) -> std::path::PathBuf {
         ws.roots()[0].path.clone()
