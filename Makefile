@@ -23,6 +23,8 @@ lint:
 	$(CARGO) fmt --check --manifest-path tests/plugins/Cargo.toml
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy --manifest-path plugins/Cargo.toml --all-targets -- -D warnings
+	$(CARGO) clippy --manifest-path tests/plugins/Cargo.toml --target wasm32-wasip2 \
+		--target-dir target/plugins-wasm -- -D warnings
 
 ## Benchmarks (prints a table; see BENCHMARKS.md). Installs ripgrep for the grep comparison.
 bench:

@@ -8,12 +8,13 @@ struct Faulty;
 
 const TOOLS: &[&str] = &["ok", "panic", "spin", "membomb", "flood", "huge", "recurse", "count"];
 
+/// Recurses until the stack runs out; the frame is padded so it does so quickly.
 #[allow(unconditional_recursion)]
-fn recurse(n: u64, pad: &mut [u8; 256]) -> u64 {
+fn recurse(pad: &mut [u8; 256]) -> u64 {
     pad[0] = pad[0].wrapping_add(1);
     let mut next = [0u8; 256];
     next[1] = pad[0];
-    recurse(n + 1, &mut next) + u64::from(next[1])
+    recurse(&mut next) + u64::from(next[1])
 }
 
 impl Plugin for Faulty {
@@ -54,7 +55,7 @@ impl Plugin for Faulty {
             }
             "recurse" => {
                 let mut pad = [0u8; 256];
-                Ok(Output::text(recurse(0, &mut pad).to_string()))
+                Ok(Output::text(recurse(&mut pad).to_string()))
             }
             "count" => {
                 // Memory is fresh per call: a static counter never survives to the next call.
