@@ -158,6 +158,15 @@ impl Roots {
         Ok(Located { root: lex.root, rel })
     }
 
+    /// [`Roots::resolve`] for a path about to be changed: also its display form, and the
+    /// refusal of read-only roots and corral's own files.
+    pub fn resolve_writable(&self, input: &str, follow_last: bool) -> Result<(Located, String), WsError> {
+        let loc = self.resolve(input, follow_last)?;
+        let shown = self.display(&loc);
+        self.check_writable(&loc, &shown)?;
+        Ok((loc, shown))
+    }
+
     /// Refuses a change to `loc` when its root is read-only or it is one of corral's own files.
     pub fn check_writable(&self, loc: &Located, shown: &str) -> Result<(), WsError> {
         let root = &self.roots[loc.root];

@@ -1,7 +1,7 @@
 //! Soft delete: files move into `.corral/trash/<id>/` with a line in `index.jsonl`;
 //! entries older than the retention age, then the oldest beyond the size cap, are purged.
 
-use super::workspace::move_entry;
+use super::workspace::{check_guard, move_entry, open_parent};
 use super::{ErrorCode, Session, WsError};
 use cap_std::fs::{Dir, OpenOptions};
 use serde::{Deserialize, Serialize};
@@ -63,9 +63,7 @@ fn new_id() -> String {
 /// Moves the file or link at `input` into the trash. Directories are refused; a regular
 /// file must have passed the read guard, a link need not (its target is untouched).
 pub fn trash(s: &Session, input: &str) -> Result<TrashInfo, WsError> {
-    let loc = s.roots.resolve(input, false)?;
-    let shown = s.roots.display(&loc);
-    s.roots.check_writable(&loc, &shown)?;
+    let (loc, shown) = s.roots.resolve_writable(input, false)?;
     let root = &s.roots.all()[loc.root];
     let meta = root.dir.symlink_metadata(&loc.rel).map_err(|e| WsError::from_io(&shown, &e))?;
     if meta.is_dir() {
@@ -74,14 +72,10 @@ pub fn trash(s: &Session, input: &str) -> Result<TrashInfo, WsError> {
             format!("'{shown}' is a directory; only files and links can be deleted"),
         ));
     }
-    if !meta.file_type().is_symlink() && s.policy.read_guard {
-        let abs = s.roots.absolute(&loc);
-        if !s.guard.lock().map(|g| g.has_seen(&abs)).unwrap_or(false) {
-            return Err(WsError::new(
-                ErrorCode::NotRead,
-                format!("'{shown}' has not been read in this session; read it before deleting it"),
-            ));
-        }
+    if !meta.file_type().is_symlink() {
+        check_guard(s, &loc, || {
+            format!("'{shown}' has not been read in this session; read it before deleting it")
+        })?;
     }
     let Some(name) = loc.rel.file_name() else {
         return Err(WsError::invalid_path(input, "no file name"));
@@ -94,11 +88,7 @@ pub fn trash(s: &Session, input: &str) -> Result<TrashInfo, WsError> {
         |e: io::Error| WsError::new(ErrorCode::Io, format!("cannot move '{shown}' to the trash: {e}"));
     ws.create_dir_all(&entry_dir).map_err(io_err)?;
     let to = ws.open_dir(&entry_dir).map_err(io_err)?;
-    let from = match loc.rel.parent() {
-        Some(p) if !p.as_os_str().is_empty() => root.dir.open_dir(p),
-        _ => root.dir.try_clone(),
-    }
-    .map_err(io_err)?;
+    let from = open_parent(&root.dir, &loc.rel, false).map_err(io_err)?;
     move_entry(&from, Path::new(name), &to, Path::new(name)).map_err(io_err)?;
     let entry = Entry {
         trash_id: id.clone(),

@@ -20,31 +20,30 @@ static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// Records that the session read `input`. Paths that do not resolve are ignored.
 pub fn note_read(s: &Session, input: &str) {
     if let Ok(loc) = s.roots.resolve(input, true) {
-        let abs = s.roots.absolute(&loc);
-        if let Ok(mut g) = s.guard.lock() {
-            g.note(abs);
-        }
+        note(s, &loc);
     }
 }
 
-/// Refuses to change an existing file the session has not read.
-fn check_guard(s: &Session, loc: &Located, shown: &str) -> Result<(), WsError> {
+/// Refuses to change an existing file the session has not read; `refusal` says why.
+pub(super) fn check_guard(
+    s: &Session,
+    loc: &Located,
+    refusal: impl FnOnce() -> String,
+) -> Result<(), WsError> {
     if !s.policy.read_guard {
         return Ok(());
     }
     let abs = s.roots.absolute(loc);
     let seen = s.guard.lock().map(|g| g.has_seen(&abs)).unwrap_or(false);
-    if seen {
-        Ok(())
-    } else {
-        Err(WsError::new(
-            ErrorCode::NotRead,
-            format!(
-                "'{shown}' already exists and has not been read in this session; read it first so that \
-                 changes you have not seen are not overwritten"
-            ),
-        ))
-    }
+    if seen { Ok(()) } else { Err(WsError::new(ErrorCode::NotRead, refusal())) }
+}
+
+/// The guard's refusal for replacing `shown`.
+fn unread_overwrite(shown: &str) -> String {
+    format!(
+        "'{shown}' already exists and has not been read in this session; read it first so that \
+         changes you have not seen are not overwritten"
+    )
 }
 
 fn note(s: &Session, loc: &Located) {
@@ -54,7 +53,7 @@ fn note(s: &Session, loc: &Located) {
 }
 
 /// Opens the parent directory of `rel` inside `dir`, creating it when `create` is set.
-fn open_parent(dir: &Dir, rel: &Path, create: bool) -> io::Result<Dir> {
+pub(super) fn open_parent(dir: &Dir, rel: &Path, create: bool) -> io::Result<Dir> {
     match rel.parent() {
         Some(p) if !p.as_os_str().is_empty() => {
             if create {
@@ -68,9 +67,7 @@ fn open_parent(dir: &Dir, rel: &Path, create: bool) -> io::Result<Dir> {
 
 /// Atomically replaces or creates the file at `input` with `contents`.
 pub fn write(s: &Session, input: &str, contents: &[u8]) -> Result<WriteInfo, WsError> {
-    let loc = s.roots.resolve(input, true)?;
-    let shown = s.roots.display(&loc);
-    s.roots.check_writable(&loc, &shown)?;
+    let (loc, shown) = s.roots.resolve_writable(input, true)?;
     let root = &s.roots.all()[loc.root];
     let existed = match root.dir.symlink_metadata(&loc.rel) {
         Ok(m) if m.is_dir() => {
@@ -81,7 +78,7 @@ pub fn write(s: &Session, input: &str, contents: &[u8]) -> Result<WriteInfo, WsE
         Err(e) => return Err(WsError::from_io(&shown, &e)),
     };
     if existed {
-        check_guard(s, &loc, &shown)?;
+        check_guard(s, &loc, || unread_overwrite(&shown))?;
     }
     let name = loc.rel.file_name().ok_or_else(|| WsError::invalid_path(input, "no file name"))?;
     let parent = open_parent(&root.dir, &loc.rel, true).map_err(|e| WsError::from_io(&shown, &e))?;
@@ -113,12 +110,8 @@ fn atomic_replace(dir: &Dir, name: &Path, contents: &[u8], existed: bool) -> io:
 
 /// Moves `from` to `to`. Links are moved, not followed; directories are refused.
 pub fn rename(s: &Session, from: &str, to: &str) -> Result<WriteInfo, WsError> {
-    let src = s.roots.resolve(from, false)?;
-    let src_shown = s.roots.display(&src);
-    s.roots.check_writable(&src, &src_shown)?;
-    let dst = s.roots.resolve(to, false)?;
-    let dst_shown = s.roots.display(&dst);
-    s.roots.check_writable(&dst, &dst_shown)?;
+    let (src, src_shown) = s.roots.resolve_writable(from, false)?;
+    let (dst, dst_shown) = s.roots.resolve_writable(to, false)?;
 
     let src_root = &s.roots.all()[src.root];
     let meta = src_root.dir.symlink_metadata(&src.rel).map_err(|e| WsError::from_io(&src_shown, &e))?;
@@ -142,7 +135,7 @@ pub fn rename(s: &Session, from: &str, to: &str) -> Result<WriteInfo, WsError> {
         Ok(m) => {
             // Replacing a file loses its content: the guard applies to what it holds.
             let target = if m.file_type().is_symlink() { s.roots.resolve(to, true)? } else { dst.clone() };
-            check_guard(s, &target, &dst_shown)?;
+            check_guard(s, &target, || unread_overwrite(&dst_shown))?;
             true
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => false,
