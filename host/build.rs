@@ -16,6 +16,9 @@ const BUILTINS: &[(&str, &str)] = &[
     ("write-file", "write_file"),
     ("edit-file", "edit_file"),
     ("delete-file", "delete_file"),
+    ("think", "think"),
+    ("todo", "todo"),
+    ("question", "question"),
 ];
 
 fn main() {
@@ -25,7 +28,7 @@ fn main() {
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     println!("cargo:rerun-if-changed={}", plugins.join("Cargo.toml").display());
     println!("cargo:rerun-if-changed={}", plugins.join("Cargo.lock").display());
-    for dir in ["sdk", "fstools"].iter().copied().chain(BUILTINS.iter().map(|(p, _)| *p)) {
+    for dir in ["sdk", "fstools", "agenttools"].iter().copied().chain(BUILTINS.iter().map(|(p, _)| *p)) {
         println!("cargo:rerun-if-changed={}", plugins.join(dir).join("src").display());
         println!("cargo:rerun-if-changed={}", plugins.join(dir).join("Cargo.toml").display());
     }

@@ -1,12 +1,13 @@
 //! The command line end to end: the file tools change the disk as promised, the read guard
 //! and trash work across the host boundary, plugins are discovered from every source, the
-//! compile cache is used and distrusted when damaged, and bad input gets clear errors.
+//! compile cache is used and distrusted when damaged, bad input gets clear errors, and
+//! `corral config` shows every setting with its source.
 
 mod support;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use support::Sandbox;
+use support::{Run, Sandbox};
 
 #[test]
 fn write_then_edit_then_read_round_trip() {
@@ -228,7 +229,7 @@ fn bad_input_gets_clear_errors() {
     let r = sb.run(&["tools"]);
     assert_eq!(r.code, 2);
     assert!(
-        r.stderr.contains("corral.toml is not valid") && r.stderr.contains("unknown field"),
+        r.stderr.contains("corral.toml:2: unknown key 'timeout' in [limits]; allowed keys: timeout_secs"),
         "{}",
         r.stderr
     );
@@ -268,4 +269,121 @@ fn every_command_has_help() {
     let r = sb.run(&["tool", "--help"]).ok();
     assert!(r.stdout.contains("Exits 0 on success, 1 when the tool reports an error"), "{}", r.stdout);
     assert!(sb.run(&["plugins", "--help"]).ok().stdout.contains("sha256"));
+}
+
+/// Runs corral with extra environment variables.
+fn run_env(sb: &Sandbox, env: &[(&str, &str)], args: &[&str]) -> Run {
+    let out = sb.cmd().envs(env.iter().copied()).args(args).output().expect("run corral");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The line of `corral config` for `key`.
+fn config_line(stdout: &str, key: &str) -> String {
+    let prefix = format!("{key} = ");
+    stdout
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no {key} in:\n{stdout}"))
+        .to_string()
+}
+
+#[test]
+fn config_shows_each_value_with_its_source() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("corral.toml"), "[model]\nname = \"proj-model\"\n[agent]\nmax_turns = 7\n")
+        .unwrap();
+    let r = sb.run(&["config"]).ok();
+    let project = format!("# project file {}", sb.ws.join("corral.toml").display());
+    let line = config_line(&r.stdout, "model.name");
+    assert!(line.starts_with("model.name = \"proj-model\"") && line.ends_with(&project), "{line}");
+    assert!(config_line(&r.stdout, "model.retries").ends_with("# default"), "{}", r.stdout);
+    assert!(config_line(&r.stdout, "limits.timeout_secs").contains("= 30 "), "{}", r.stdout);
+    let user = sb.config.join("config.toml");
+    assert!(r.stdout.contains(&format!("user file {} (not found)", user.display())), "{}", r.stdout);
+    // A user file value shows as such; a project api_key is masked and warned about.
+    std::fs::write(&user, "[limits]\nmemory_mib = 64\n").unwrap();
+    std::fs::write(sb.ws.join("corral.toml"), "[model]\napi_key = \"sk-secret-0123456789\"\n").unwrap();
+    let r = sb.run(&["config"]).ok();
+    let line = config_line(&r.stdout, "limits.memory_mib");
+    assert!(line.ends_with(&format!("# user file {}", user.display())), "{line}");
+    assert!(config_line(&r.stdout, "model.api_key").starts_with("model.api_key = sk-s****"), "{}", r.stdout);
+    assert!(!r.stdout.contains("0123456789"), "{}", r.stdout);
+    assert!(r.stderr.contains("warning:") && r.stderr.contains("model.api_key"), "{}", r.stderr);
+}
+
+#[test]
+fn config_flag_beats_env_beats_project() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("corral.toml"), "[agent]\nmax_turns = 7\n[plugins]\ndisabled = [\"a\"]\n")
+        .unwrap();
+    let r = sb.run(&["config"]).ok();
+    assert!(config_line(&r.stdout, "agent.max_turns").starts_with("agent.max_turns = 7 "), "{}", r.stdout);
+    let r = run_env(&sb, &[("CORRAL_MAX_TURNS", "8")], &["config"]).ok();
+    let line = config_line(&r.stdout, "agent.max_turns");
+    assert!(line.starts_with("agent.max_turns = 8 ") && line.ends_with("# env CORRAL_MAX_TURNS"), "{line}");
+    // Global flags work before or after the subcommand.
+    for args in [&["config", "--max-turns", "9"][..], &["--max-turns", "9", "config"][..]] {
+        let r = run_env(&sb, &[("CORRAL_MAX_TURNS", "8")], args).ok();
+        let line = config_line(&r.stdout, "agent.max_turns");
+        assert!(line.starts_with("agent.max_turns = 9 ") && line.ends_with("# flag --max-turns"), "{line}");
+    }
+    // Lists accumulate: the project's entry and the flag's.
+    let r = sb.run(&["config", "--disable-plugin", "b"]).ok();
+    let line = config_line(&r.stdout, "plugins.disabled");
+    assert!(line.contains(r#"["a", "b"]"#) && line.contains("corral.toml + flag --disable-plugin"), "{line}");
+}
+
+#[test]
+fn config_json_has_a_schema_version_values_and_sources() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("corral.toml"), "[output]\nformat = \"json\"\n").unwrap();
+    let r = run_env(&sb, &[("NO_COLOR", "1")], &["config", "--json", "--temperature", "0.5"]).ok();
+    let v: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    assert_eq!(v["schema_version"], 1);
+    let s = &v["settings"];
+    assert_eq!(s["output.format"]["value"], "json");
+    assert_eq!(s["output.format"]["source"], format!("project file {}", sb.ws.join("corral.toml").display()));
+    assert_eq!(s["output.color"], json!({"value": "never", "source": "env NO_COLOR"}));
+    assert_eq!(s["model.temperature"], json!({"value": 0.5, "source": "flag --temperature"}));
+    assert_eq!(s["model.name"], json!({"value": null, "source": "default"}));
+    assert_eq!(s["model.max_output_tokens"]["value"], 32768);
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), 2);
+    assert_eq!(
+        files[0],
+        json!({"path": sb.config.join("config.toml").display().to_string(), "kind": "user", "found": false})
+    );
+    assert_eq!(files[1]["found"], true);
+}
+
+#[test]
+fn a_bad_settings_file_exits_2_naming_the_line_and_key() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("corral.toml"), "[model]\nname = \"m\"\nmax_output_tokens = \"big\"\n")
+        .unwrap();
+    for cmd in ["config", "tools"] {
+        let r = sb.run(&[cmd]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr
+                .contains("corral.toml:3: model.max_output_tokens: expected an integer ≥ 16, found \"big\""),
+            "{}",
+            r.stderr
+        );
+    }
+    std::fs::write(sb.ws.join("corral.toml"), "[agent]\nmax_turns = 3\n\nturns = 4\n").unwrap();
+    let r = sb.run(&["config"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("corral.toml:4: unknown key 'turns' in [agent]; allowed keys: max_turns"),
+        "{}",
+        r.stderr
+    );
+    std::fs::remove_file(sb.ws.join("corral.toml")).unwrap();
+    let r = run_env(&sb, &[("CORRAL_MAX_TURNS", "lots")], &["config"]);
+    assert!(r.code == 2 && r.stderr.contains("CORRAL_MAX_TURNS=lots"), "{}", r.stderr);
 }

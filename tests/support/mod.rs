@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod inproc;
+pub mod model_server;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,8 +1,10 @@
 //! The generated WIT host traits, implemented for one plugin's view of the session.
 
 use super::{ErrorCode, Session, WsError, trash, workspace};
-use crate::wit::{kv, log, types, workspace as wit_ws};
+use crate::wit::{context as wit_ctx, kv, log, types, workspace as wit_ws};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 /// What a plugin's imports act on: the session, seen as `plugin`.
 #[derive(Debug, Clone)]
@@ -10,6 +12,23 @@ pub struct PluginCtx {
     /// The plugin's name (its kv namespace and log prefix).
     pub plugin: Arc<str>,
     pub session: Arc<Session>,
+    /// Time this call spent waiting for the person, which its timeout does not count.
+    pub paused: PauseClock,
+}
+
+/// Accumulates paused time for one call; the call's timeout takes it as credit.
+#[derive(Debug, Clone, Default)]
+pub struct PauseClock(Arc<AtomicU64>);
+
+impl PauseClock {
+    pub fn add(&self, d: Duration) {
+        self.0.fetch_add(d.as_millis().min(u64::MAX as u128) as u64, Ordering::Relaxed);
+    }
+
+    /// The paused time recorded since the last call, reset to zero.
+    pub fn take(&self) -> Duration {
+        Duration::from_millis(self.0.swap(0, Ordering::Relaxed))
+    }
 }
 
 impl types::Host for PluginCtx {}
@@ -92,5 +111,27 @@ impl kv::Host for PluginCtx {
 
     async fn keys(&mut self, prefix: String) -> Vec<String> {
         self.session.kv.keys(&self.plugin, &prefix)
+    }
+}
+
+impl wit_ctx::Host for PluginCtx {
+    async fn set_section(&mut self, name: String, body: String) -> Result<(), String> {
+        self.session.sections.set(&self.plugin, &name, &body)?;
+        if name == "todo" {
+            super::state::mirror_todo(&self.session, &body);
+        }
+        Ok(())
+    }
+
+    async fn section(&mut self, name: String) -> Option<String> {
+        self.session.sections.get(&name)
+    }
+
+    async fn ask(&mut self, question: String, choices: Vec<String>) -> Result<String, String> {
+        // The person may take their time: the wait is not counted against the call's timeout.
+        let started = Instant::now();
+        let answer = self.session.ask.ask(&question, &choices);
+        self.paused.add(started.elapsed());
+        answer
     }
 }

@@ -42,6 +42,13 @@ impl Store {
         }
     }
 
+    /// Forgets every plugin's state.
+    pub fn clear(&self) {
+        if let Ok(mut map) = self.inner.lock() {
+            map.clear();
+        }
+    }
+
     pub fn keys(&self, plugin: &str, prefix: &str) -> Vec<String> {
         let Ok(map) = self.inner.lock() else { return Vec::new() };
         map.get(plugin)

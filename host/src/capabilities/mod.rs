@@ -1,16 +1,18 @@
 //! The host side of every WIT import a plugin may be granted: the workspace (through
-//! cap-std), session key-value state, and logging. One [`Session`] is shared by all calls.
+//! cap-std), session key-value state, durable context sections, and logging. One [`Session`] is shared by all calls.
 
+pub mod context;
 mod guard;
 mod host_impl;
 pub mod kv;
 pub mod log;
 pub mod roots;
+pub mod state;
 pub mod trash;
 pub mod workspace;
 
 pub use guard::ReadGuard;
-pub use host_impl::PluginCtx;
+pub use host_impl::{PauseClock, PluginCtx};
 pub use roots::{Located, Roots, find_workspace_root};
 
 use std::io;
@@ -99,10 +101,31 @@ pub struct Session {
     pub guard: Mutex<ReadGuard>,
     pub kv: kv::Store,
     pub log: log::Sink,
+    /// Durable sections for the system prompt (todo list, thinking notes).
+    pub sections: context::Sections,
+    /// Where `context.ask` goes.
+    pub ask: context::AskChannel,
 }
 
 impl Session {
     pub fn new(roots: Roots, policy: Policy, log: log::Sink) -> Self {
-        Session { roots, policy, guard: Mutex::new(ReadGuard::default()), kv: kv::Store::default(), log }
+        Session {
+            roots,
+            policy,
+            guard: Mutex::new(ReadGuard::default()),
+            kv: kv::Store::default(),
+            log,
+            sections: context::Sections::default(),
+            ask: context::AskChannel::default(),
+        }
+    }
+
+    /// Forgets everything the conversation built up: plugin state, sections, the read guard.
+    pub fn reset(&self) {
+        self.kv.clear();
+        self.sections.clear();
+        if let Ok(mut g) = self.guard.lock() {
+            *g = ReadGuard::default();
+        }
     }
 }

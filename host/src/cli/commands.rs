@@ -1,16 +1,22 @@
-//! `corral tools`, `corral tool NAME ARGS` and `corral plugins`.
+//! `corral tools`, `corral tool NAME ARGS`, `corral plugins` and `corral config`.
 
-use super::{Cli, Command, SetupError, setup};
+use super::{Command, GlobalArgs, SetupError, setup};
 use crate::runtime::{CacheStatus, Plugin};
 use std::io::{Read, Write};
 
 /// Runs the command; Ok is the exit code.
-pub async fn dispatch(cli: Cli) -> Result<i32, SetupError> {
-    let env = setup::prepare(&cli.global).await?;
-    match cli.command {
+pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, SetupError> {
+    if let Command::Config { json } = command {
+        // Settings only: a broken plugin must not hide the configuration.
+        let p = setup::resolve(global)?.provenance;
+        return Ok(print(&if json { format!("{}\n", p.to_json()) } else { p.to_text() }));
+    }
+    let env = setup::prepare(global).await?;
+    match command {
         Command::Tools { json } => Ok(tools(&env, json)),
         Command::Plugins { json } => Ok(plugins(&env, json)),
         Command::Tool { name, args } => Ok(tool(&env, &name, &args).await),
+        Command::Config { .. } => Ok(0),
     }
 }
 

@@ -2,6 +2,10 @@
 //! failure to a message that says what to do and an exit code.
 
 mod commands;
+mod jsonout;
+mod render;
+mod repl;
+mod session;
 mod setup;
 
 use clap::{Args, Parser, Subcommand};
@@ -11,30 +15,45 @@ pub use setup::{Env, SetupError};
 
 /// corral: a coding agent whose tools are sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
+///
+/// With a task, corral works on it and prints the final answer on stdout. With no task and a
+/// terminal, it starts an interactive session; a task can also come on stdin.
 #[command(name = "corral", version, about, long_about = None, propagate_version = true)]
+#[command(after_help = EXIT_CODES)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
+    /// The task for the agent, e.g. "make the tests pass"
+    pub task: Option<String>,
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
-/// Options every command takes.
+const EXIT_CODES: &str = "Exit codes of an agent run:\n  0    done: the model gave its final answer\n  \
+                          1    error: setup, configuration or the model provider failed\n  \
+                          2    the turn limit (--max-turns) was reached; .corral/continue.md is written\n  \
+                          130  interrupted with Ctrl-C";
+
+/// Options every command takes. Each one but `--workspace` is also a settings key (see
+/// `corral config`); a flag beats the environment, which beats the files.
 #[derive(Debug, Clone, Default, Args)]
 pub struct GlobalArgs {
     /// The workspace root [default: nearest ancestor with .git or corral.toml, else the current directory]
     #[arg(long, global = true, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// Add a read-write root (repeatable)
+    /// Add a read-write root (repeatable) [key: workspace.add_dirs]
     #[arg(long = "add-dir", global = true, value_name = "DIR")]
     pub add_dir: Vec<PathBuf>,
-    /// Add a read-only root (repeatable)
+    /// Add a read-only root (repeatable) [key: workspace.add_dirs_ro]
     #[arg(long = "add-dir-ro", global = true, value_name = "DIR")]
     pub add_dir_ro: Vec<PathBuf>,
-    /// Load an extra plugin component (repeatable)
+    /// Load an extra plugin component (repeatable) [key: plugins.load]
     #[arg(long = "plugin", global = true, value_name = "PATH")]
     pub plugin: Vec<PathBuf>,
-    /// Allow changing existing files that were not read first in this session
+    /// Do not load a plugin: its name, origin:name or file path (repeatable) [key: plugins.disabled]
+    #[arg(long = "disable-plugin", global = true, value_name = "NAME")]
+    pub disable_plugin: Vec<String>,
+    /// Allow changing existing files that were not read first in this session [key: workspace.read_guard]
     #[arg(long, global = true)]
     pub no_read_guard: bool,
     /// Wall-clock limit per tool call, in seconds [default: 30]
@@ -46,8 +65,71 @@ pub struct GlobalArgs {
     /// Cap on one tool result, in KB [default: 50]
     #[arg(long, global = true, value_name = "KB")]
     pub max_output_kb: Option<u64>,
+
+    /// The model provider [env: CORRAL_PROVIDER]
+    #[arg(long, global = true, value_name = "NAME", help_heading = "Model",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::config::keys::PROVIDERS.iter().copied()))]
+    pub provider: Option<String>,
+    /// The model's name [env: CORRAL_MODEL]
+    #[arg(long, global = true, value_name = "NAME", help_heading = "Model")]
+    pub model: Option<String>,
+    /// The provider's base URL [env: CORRAL_BASE_URL]
+    #[arg(long, global = true, value_name = "URL", help_heading = "Model")]
+    pub base_url: Option<String>,
+    /// The API key [env: CORRAL_API_KEY, then the provider's own variable]
+    #[arg(long, global = true, value_name = "KEY", help_heading = "Model")]
+    pub api_key: Option<String>,
+    /// The model's context window, in tokens (at least 1024) [env: CORRAL_MAX_CONTEXT_TOKENS]
+    #[arg(long, global = true, value_name = "TOKENS", help_heading = "Model")]
+    pub max_context_tokens: Option<u64>,
+    /// Cap on one model reply, in tokens [default: 32768]
+    #[arg(long, global = true, value_name = "TOKENS", help_heading = "Model")]
+    pub max_output_tokens: Option<u32>,
+    /// Sampling temperature, 0 to 2 [default: the provider's]
+    #[arg(long, global = true, value_name = "T", help_heading = "Model")]
+    pub temperature: Option<f32>,
+    /// Attempts per model request, 1 to 20 [default: 5]
+    #[arg(long, global = true, value_name = "N", help_heading = "Model")]
+    pub retries: Option<u32>,
+    /// First retry delay in milliseconds, doubled each attempt [default: 1000]
+    #[arg(long, global = true, value_name = "MS", hide = true)]
+    pub retry_base_ms: Option<u64>,
+    /// Seconds to wait for one model request [default: 600]
+    #[arg(long, global = true, value_name = "SECS", help_heading = "Model")]
+    pub provider_timeout: Option<u64>,
+    /// Ask for whole replies instead of streamed ones
+    #[arg(long, global = true, help_heading = "Model")]
+    pub no_stream: bool,
+
+    /// Most model turns in one run [default: 100] [env: CORRAL_MAX_TURNS]
+    #[arg(long, global = true, value_name = "N", help_heading = "Agent")]
+    pub max_turns: Option<u32>,
+    /// Do not append to HISTORY.md
+    #[arg(long, global = true, help_heading = "Agent")]
+    pub no_history: bool,
+    /// Do not read or write the continue-here file
+    #[arg(long, global = true, help_heading = "Agent")]
+    pub no_continue: bool,
+    /// Do not load AGENTS.md / CLAUDE.md instructions
+    #[arg(long, global = true, help_heading = "Agent")]
+    pub no_instructions: bool,
+    /// Replace the built-in role text of the system prompt
+    #[arg(long, global = true, value_name = "TEXT", help_heading = "Agent")]
+    pub system_prompt: Option<String>,
+
+    /// Print only the final answer
+    #[arg(short, long, global = true, help_heading = "Output")]
+    pub quiet: bool,
+    /// How to print results [default: text]
+    #[arg(long, global = true, value_name = "FORMAT", help_heading = "Output",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::config::keys::FORMATS.iter().copied()))]
+    pub output_format: Option<String>,
+    /// When to use colour [default: auto; never when NO_COLOR is set]
+    #[arg(long, global = true, value_name = "WHEN", help_heading = "Output",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::config::keys::COLORS.iter().copied()))]
+    pub color: Option<String>,
     /// Show plugin log lines and cache activity on stderr
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = "Output")]
     pub verbose: bool,
 }
 
@@ -77,11 +159,21 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Show every setting, its value and where it came from, and the files consulted
+    ///
+    /// Settings come from, lowest priority first: defaults, the user file
+    /// (~/.config/corral/config.toml), the project file (corral.toml), environment
+    /// variables, flags. Lists such as plugins.disabled accumulate across layers.
+    Config {
+        /// Print JSON ({"schema_version":1,"settings":{..},"files":[..]}) instead of text
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Runs the parsed command line; returns the process exit code.
 pub fn run(cli: Cli) -> i32 {
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -89,7 +181,10 @@ pub fn run(cli: Cli) -> i32 {
         }
     };
     rt.block_on(async move {
-        match commands::dispatch(cli).await {
+        let Some(command) = cli.command else {
+            return session::run(&cli.global, cli.task).await;
+        };
+        match commands::dispatch(command, &cli.global).await {
             Ok(code) => code,
             Err(e) => {
                 eprintln!("error: {e}");

@@ -3,9 +3,9 @@
 
 use super::GlobalArgs;
 use crate::capabilities::{Policy, Roots, Session, find_workspace_root, log};
-use crate::config::{self, ConfigError, Settings};
+use crate::config::{self, ConfigError, Flags, Provenance, Settings};
 use crate::runtime::{self, Registry, RegistryError, Runtime, RuntimeError};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Why corral could not start.
@@ -26,46 +26,189 @@ pub enum SetupError {
 /// Everything a command needs.
 pub struct Env {
     pub settings: Settings,
+    /// Where each setting came from.
+    pub provenance: Provenance,
     pub session: Arc<Session>,
     pub runtime: Runtime,
     pub registry: Registry,
 }
 
-/// Resolves settings and loads every plugin.
-pub async fn prepare(g: &GlobalArgs) -> Result<Env, SetupError> {
+/// The settings in force and what was consulted to get them.
+pub struct Resolved {
+    pub workspace: PathBuf,
+    pub user_dir: Option<PathBuf>,
+    pub settings: Settings,
+    pub provenance: Provenance,
+}
+
+/// The command-line flags as a settings layer; relative paths are taken from `cwd`.
+pub fn flag_layer(g: &GlobalArgs, cwd: &Path) -> Flags {
+    let mut f = Flags::new(cwd);
+    f.list("workspace.add_dirs", "--add-dir", &g.add_dir)
+        .list("workspace.add_dirs_ro", "--add-dir-ro", &g.add_dir_ro)
+        .list("plugins.load", "--plugin", &g.plugin)
+        .list("plugins.disabled", "--disable-plugin", &g.disable_plugin)
+        .switch("workspace.read_guard", "--no-read-guard", g.no_read_guard, false)
+        .opt("limits.timeout_secs", "--timeout", g.timeout)
+        .opt("limits.memory_mib", "--memory-mib", g.memory_mib)
+        .opt("limits.max_output_kb", "--max-output-kb", g.max_output_kb)
+        .opt("model.provider", "--provider", g.provider.clone())
+        .opt("model.name", "--model", g.model.clone())
+        .opt("model.base_url", "--base-url", g.base_url.clone())
+        .opt("model.api_key", "--api-key", g.api_key.clone())
+        .opt("model.max_context_tokens", "--max-context-tokens", g.max_context_tokens)
+        .opt("model.max_output_tokens", "--max-output-tokens", g.max_output_tokens)
+        .opt("model.temperature", "--temperature", g.temperature)
+        .opt("model.retries", "--retries", g.retries)
+        .opt("model.retry_base_ms", "--retry-base-ms", g.retry_base_ms)
+        .opt("model.timeout_secs", "--provider-timeout", g.provider_timeout)
+        .switch("model.stream", "--no-stream", g.no_stream, false)
+        .opt("agent.max_turns", "--max-turns", g.max_turns)
+        .switch("agent.history", "--no-history", g.no_history, false)
+        .switch("agent.continue", "--no-continue", g.no_continue, false)
+        .switch("agent.instructions", "--no-instructions", g.no_instructions, false)
+        .opt("agent.system_prompt", "--system-prompt", g.system_prompt.clone())
+        .switch("output.quiet", "--quiet", g.quiet, true)
+        .opt("output.format", "--output-format", g.output_format.clone())
+        .opt("output.color", "--color", g.color.clone())
+        .switch("output.verbose", "--verbose", g.verbose, true);
+    f
+}
+
+/// Finds the workspace and resolves the settings; prints the loader's warnings.
+pub fn resolve(g: &GlobalArgs) -> Result<Resolved, SetupError> {
     let cwd = std::env::current_dir().map_err(SetupError::Cwd)?;
     let workspace = match &g.workspace {
         Some(w) => cwd.join(w),
         None => find_workspace_root(&cwd),
     };
     let user_dir = config::user_dir();
-    let mut settings = Settings::default();
-    if let Some(dir) = &user_dir {
-        settings.apply_file(config::read_file(&dir.join("config.toml"))?, dir)?;
+    let env = |k: &str| std::env::var(k).ok();
+    let (settings, provenance) = config::load(&workspace, user_dir.as_deref(), &env, &flag_layer(g, &cwd))?;
+    for w in &provenance.warnings {
+        eprintln!("warning: {w}");
     }
-    settings.apply_file(config::read_file(&workspace.join("corral.toml"))?, &workspace)?;
-    settings.apply_env(|k| std::env::var(k).ok())?;
-    settings.apply_limits(g.timeout, g.memory_mib, g.max_output_kb)?;
-    if g.no_read_guard {
-        settings.read_guard = false;
-    }
-    settings.extra_roots.extend(g.add_dir.iter().map(|d| (cwd.join(d), true)));
-    settings.extra_roots.extend(g.add_dir_ro.iter().map(|d| (cwd.join(d), false)));
+    Ok(Resolved { workspace, user_dir, settings, provenance })
+}
 
+/// Resolves settings and loads every plugin.
+pub async fn prepare(g: &GlobalArgs) -> Result<Env, SetupError> {
+    let Resolved { workspace, user_dir, settings, provenance } = resolve(g)?;
+    let verbose = settings.output.verbose;
     let cache_dir = runtime::default_cache_dir();
     let protected: Vec<PathBuf> = user_dir.iter().chain(cache_dir.iter()).cloned().collect();
     let roots = Roots::open(&workspace, &settings.extra_roots, &protected).map_err(SetupError::Roots)?;
     let policy = Policy { read_guard: settings.read_guard, ..Policy::default() };
-    let session = Arc::new(Session::new(roots, policy, log::Sink::new(g.verbose)));
+    let session = Arc::new(Session::new(roots, policy, log::Sink::new(verbose)));
     let runtime = Runtime::new(cache_dir)?;
     let ws_root = session.roots.workspace().path.clone();
-    let candidates = runtime::registry::discover(&ws_root, user_dir.as_deref(), &g.plugin)?;
+    let candidates = runtime::registry::discover(&ws_root, user_dir.as_deref(), &settings.extra_plugins)?;
     let registry =
         Registry::load(&runtime, &session, candidates, &settings.disabled_plugins, &settings.limits).await?;
-    if g.verbose {
+    if verbose {
         for p in registry.plugins() {
             eprintln!("plugin {} ({}): {:?}", p.info.name, p.info.location, p.info.cache);
         }
     }
-    Ok(Env { settings, session, runtime, registry })
+    Ok(Env { settings, provenance, session, runtime, registry })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cli;
+    use clap::Parser;
+
+    fn load(args: &[&str], env: &[(&str, &str)]) -> Result<(Settings, Provenance), ConfigError> {
+        let cli = Cli::try_parse_from([&["corral"], args, &["tools"]].concat()).unwrap();
+        let env = |k: &str| env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
+        config::load(Path::new("/nonexistent-ws"), None, &env, &flag_layer(&cli.global, Path::new("/cwd")))
+    }
+
+    #[test]
+    fn every_flag_sets_its_key() {
+        let args = [
+            "--add-dir",
+            "a",
+            "--add-dir-ro",
+            "b",
+            "--plugin",
+            "p.wasm",
+            "--disable-plugin",
+            "grep",
+            "--no-read-guard",
+            "--timeout",
+            "5",
+            "--memory-mib",
+            "64",
+            "--max-output-kb",
+            "9",
+            "--provider",
+            "ollama",
+            "--model",
+            "m",
+            "--base-url",
+            "http://x",
+            "--api-key",
+            "k",
+            "--max-context-tokens",
+            "2048",
+            "--max-output-tokens",
+            "100",
+            "--temperature",
+            "0.5",
+            "--retries",
+            "2",
+            "--retry-base-ms",
+            "10",
+            "--provider-timeout",
+            "30",
+            "--no-stream",
+            "--max-turns",
+            "3",
+            "--no-history",
+            "--no-continue",
+            "--no-instructions",
+            "--system-prompt",
+            "be brief",
+            "-q",
+            "--output-format",
+            "json",
+            "--color",
+            "always",
+            "-v",
+        ];
+        let (s, p) = load(&args, &[]).unwrap();
+        for e in &p.entries {
+            assert!(e.source().starts_with("flag --"), "{} came from {}", e.key, e.source());
+        }
+        assert_eq!(p.source("model.timeout_secs").unwrap(), "flag --provider-timeout");
+        assert_eq!(s.extra_roots, vec![(PathBuf::from("/cwd/a"), true), (PathBuf::from("/cwd/b"), false)]);
+        assert_eq!(s.extra_plugins, vec![PathBuf::from("/cwd/p.wasm")]);
+        assert!(!s.read_guard && !s.model.stream && !s.agent.history && !s.agent.continue_file);
+        assert!(!s.agent.instructions && s.output.quiet && s.output.verbose);
+        assert_eq!(s.model.temperature, Some(0.5));
+        assert_eq!(s.output.format, config::OutputFormat::Json);
+        assert_eq!(s.output.color, config::ColorChoice::Always);
+    }
+
+    #[test]
+    fn flags_work_after_the_subcommand_and_switches_only_override_when_given() {
+        let cli = Cli::try_parse_from(["corral", "tools", "--max-turns", "7", "--no-history"]).unwrap();
+        assert_eq!(cli.global.max_turns, Some(7));
+        let env = |_: &str| None;
+        let f = flag_layer(&Cli::try_parse_from(["corral", "tools"]).unwrap().global, Path::new("/"));
+        let (s, p) = config::load(Path::new("/nonexistent-ws"), None, &env, &f).unwrap();
+        assert!(s.agent.history && s.read_guard && s.model.stream);
+        assert_eq!(p.source("agent.history").unwrap(), "default");
+    }
+
+    #[test]
+    fn bad_flag_values_name_the_flag() {
+        let e = load(&["--max-turns", "0"], &[]).unwrap_err().to_string();
+        assert!(e.contains("--max-turns (agent.max_turns): expected an integer ≥ 1, found 0"), "{e}");
+        let e = load(&["--temperature", "3"], &[]).unwrap_err().to_string();
+        assert!(e.contains("--temperature") && e.contains("from 0 to 2"), "{e}");
+        assert!(Cli::try_parse_from(["corral", "--provider", "nope", "tools"]).is_err());
+    }
 }

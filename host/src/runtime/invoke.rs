@@ -6,7 +6,7 @@ use super::limits::{Limits, MemoryLimiter};
 use super::output::{ErrorKind, ToolError, ToolOutput};
 use super::pipes::{CapturePipe, Captured};
 use super::{CallState, Runtime};
-use crate::capabilities::{PluginCtx, Session};
+use crate::capabilities::{PauseClock, PluginCtx, Session};
 use crate::wit::{ToolPlugin, ToolPluginPre, types as wit};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,10 +27,33 @@ struct Prepared {
     store: Store<CallState>,
     stdout: CapturePipe,
     stderr: CapturePipe,
+    paused: PauseClock,
+}
+
+/// Runs `fut` for at most `limit` of wall-clock time, not counting the time recorded on
+/// `paused` (a plugin waiting for the person to answer a question). `None` on timeout.
+async fn with_pausable_timeout<F: Future>(limit: Duration, paused: &PauseClock, fut: F) -> Option<F::Output> {
+    let fut = std::pin::pin!(fut);
+    let mut fut = fut;
+    let mut deadline = tokio::time::Instant::now() + limit;
+    loop {
+        tokio::select! {
+            biased;
+            out = &mut fut => return Some(out),
+            _ = tokio::time::sleep_until(deadline) => {
+                let credit = paused.take();
+                if credit.is_zero() {
+                    return None;
+                }
+                deadline += credit;
+            }
+        }
+    }
 }
 
 impl Runtime {
     fn prepare(&self, plugin: &str, session: &Arc<Session>, limits: &Limits) -> Result<Prepared, ToolError> {
+        let paused = PauseClock::default();
         let stdout = CapturePipe::new(limits.stdio_bytes);
         let stderr = CapturePipe::new(limits.stdio_bytes);
         let mut b = WasiCtxBuilder::new();
@@ -48,9 +71,9 @@ impl Runtime {
             wasi: b.build(),
             table: ResourceTable::new(),
             limiter: MemoryLimiter::new(limits.memory_bytes),
-            host: PluginCtx { plugin: Arc::from(plugin), session: session.clone() },
+            host: PluginCtx { plugin: Arc::from(plugin), session: session.clone(), paused: paused.clone() },
         };
-        Ok(Prepared { store: self.new_store(state), stdout, stderr })
+        Ok(Prepared { store: self.new_store(state), stdout, stderr, paused })
     }
 
     /// Instantiates `pre` in a fresh store and runs `call` on the instance, within the
@@ -78,19 +101,19 @@ impl Runtime {
                 let inst = pre.instantiate_async(&mut *store).await?;
                 call(store, inst).await
             };
-            tokio::time::timeout(limits.timeout, fut).await
+            with_pausable_timeout(limits.timeout, &p.paused, fut).await
         };
         let stderr = p.stderr.captured();
         let result = match outcome {
-            Err(_) => Err(ToolError::new(
+            None => Err(ToolError::new(
                 ErrorKind::Timeout,
                 format!(
                     "the plugin did not finish within {} s and was stopped",
                     limits.timeout.as_secs_f64()
                 ),
             )),
-            Ok(Err(e)) => Err(classify(&e, p.store.data().limiter.exceeded, limits, &stderr)),
-            Ok(Ok(r)) => convert(r),
+            Some(Err(e)) => Err(classify(&e, p.store.data().limiter.exceeded, limits, &stderr)),
+            Some(Ok(r)) => convert(r),
         };
         CallReport { result, stdout: p.stdout.captured(), stderr, duration: started.elapsed() }
     }

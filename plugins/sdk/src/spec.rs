@@ -52,6 +52,18 @@ impl Spec {
         self
     }
 
+    /// Sets whether calling the tool twice with the same input has the effect of calling it once.
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = idempotent;
+        self
+    }
+
+    /// Sets whether the tool reaches things outside the workspace (network, processes, people).
+    pub fn open_world(mut self, open_world: bool) -> Self {
+        self.open_world = open_world;
+        self
+    }
+
     /// Adds a capability.
     pub fn needs(mut self, cap: Capability) -> Self {
         if !self.capabilities.contains(&cap) {

@@ -1,11 +1,13 @@
-//! A stand-in host for native unit tests of tool logic: the same contract as the real
-//! host (roots, read guard, protected `.corral/` and `corral.toml`, trash), done with
-//! std::fs on a test directory. It does not model symlink confinement; the host's own
-//! tests and corral's end-to-end suite cover that.
+//! Stand-ins for the host in native unit tests of tool logic. [`FakeWorkspace`] keeps the
+//! real host's file contract (roots, read guard, protected `.corral/` and `corral.toml`,
+//! trash) with std::fs on a test directory; it does not model symlink confinement (the
+//! host's own tests and corral's end-to-end suite cover that). [`FakeState`] keeps kv
+//! values and sections in memory with the host's section rules; [`FakeAsker`] answers
+//! questions from a script.
 
-use super::{FsError, FsErrorCode, Root, TrashInfo, Workspace, WriteInfo};
+use super::{Asker, FsError, FsErrorCode, Root, State, TrashInfo, Workspace, WriteInfo};
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// An in-process workspace rooted at a real directory.
@@ -136,5 +138,129 @@ impl Workspace for FakeWorkspace {
         let name = abs.file_name().map(|n| n.to_owned()).unwrap_or_default();
         std::fs::rename(&abs, dir.join(name)).map_err(io)?;
         Ok(TrashInfo { id: id.clone(), location: format!(".corral/trash/{id}") })
+    }
+}
+
+/// In-memory session state: kv values and context sections, checked like the host does.
+#[derive(Debug, Default)]
+pub struct FakeState {
+    kv: RefCell<BTreeMap<String, String>>,
+    sections: RefCell<BTreeMap<String, String>>,
+    /// When set, `set` fails with this message (as the host does over its size limit).
+    pub fail_set: RefCell<Option<String>>,
+    /// Every `set_section` call, in order, with its name and body.
+    pub section_log: RefCell<Vec<(String, String)>>,
+}
+
+impl FakeState {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Every section that is set, in name order.
+    pub fn sections(&self) -> BTreeMap<String, String> {
+        self.sections.borrow().clone()
+    }
+
+    /// Every kv key, sorted.
+    pub fn keys(&self) -> Vec<String> {
+        self.kv.borrow().keys().cloned().collect()
+    }
+}
+
+impl State for FakeState {
+    fn get(&self, key: &str) -> Option<String> {
+        self.kv.borrow().get(key).cloned()
+    }
+    fn set(&self, key: &str, value: &str) -> Result<(), String> {
+        if let Some(msg) = self.fail_set.borrow().as_ref() {
+            return Err(msg.clone());
+        }
+        self.kv.borrow_mut().insert(key.to_string(), value.to_string());
+        Ok(())
+    }
+    fn delete(&self, key: &str) {
+        self.kv.borrow_mut().remove(key);
+    }
+    fn set_section(&self, name: &str, body: &str) -> Result<(), String> {
+        super::context::check_section(name, body)?;
+        self.section_log.borrow_mut().push((name.to_string(), body.to_string()));
+        if body.trim().is_empty() {
+            self.sections.borrow_mut().remove(name);
+        } else {
+            self.sections.borrow_mut().insert(name.to_string(), body.to_string());
+        }
+        Ok(())
+    }
+    fn section(&self, name: &str) -> Option<String> {
+        self.sections.borrow().get(name).cloned()
+    }
+}
+
+/// A scripted person: gives one fixed reply (an answer or the host's refusal) and records
+/// every question it was asked with its choices.
+#[derive(Debug)]
+pub struct FakeAsker {
+    reply: Result<String, String>,
+    /// The questions asked so far, with their choices.
+    pub asked: RefCell<Vec<(String, Vec<String>)>>,
+}
+
+impl FakeAsker {
+    /// Someone who always answers `answer`.
+    pub fn answering(answer: &str) -> Self {
+        FakeAsker { reply: Ok(answer.to_string()), asked: RefCell::new(Vec::new()) }
+    }
+
+    /// Nobody there: every question fails with `message`.
+    pub fn nobody(message: &str) -> Self {
+        FakeAsker { reply: Err(message.to_string()), asked: RefCell::new(Vec::new()) }
+    }
+}
+
+impl Asker for FakeAsker {
+    fn ask(&self, question: &str, choices: &[String]) -> Result<String, String> {
+        self.asked.borrow_mut().push((question.to_string(), choices.to_vec()));
+        self.reply.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fake_state_follows_the_section_rules() {
+        let s = FakeState::new();
+        assert!(s.set_section("Bad Name", "x").unwrap_err().contains("invalid section name"));
+        s.set_section("todo", "- [ ] a").unwrap();
+        assert_eq!(s.section("todo").as_deref(), Some("- [ ] a"));
+        s.set_section("todo", "").unwrap();
+        assert_eq!(s.section("todo"), None);
+        let big = "x".repeat(super::super::context::MAX_SECTION_BYTES + 1);
+        assert!(s.set_section("todo", &big).unwrap_err().contains("limit"));
+        assert_eq!(s.section_log.borrow().len(), 2);
+    }
+
+    #[test]
+    fn fake_state_kv_round_trip_and_failure() {
+        let s = FakeState::new();
+        super::super::save_json(&s, "k", &vec![1, 2]).unwrap();
+        assert_eq!(super::super::load_json::<Vec<u32>>(&s, "k").unwrap(), Some(vec![1, 2]));
+        assert_eq!(super::super::load_json::<Vec<u32>>(&s, "missing").unwrap(), None);
+        s.set("bad", "{").unwrap();
+        assert!(super::super::load_json::<Vec<u32>>(&s, "bad").unwrap_err().contains("'bad'"));
+        *s.fail_set.borrow_mut() = Some("over the limit".into());
+        assert_eq!(s.set("k", "v").unwrap_err(), "over the limit");
+        s.delete("k");
+        assert_eq!(s.keys(), vec!["bad".to_string()]);
+    }
+
+    #[test]
+    fn fake_asker_records_questions() {
+        let a = FakeAsker::answering("yes");
+        assert_eq!(a.ask("ok?", &["yes".into(), "no".into()]).unwrap(), "yes");
+        assert_eq!(a.asked.borrow()[0], ("ok?".to_string(), vec!["yes".to_string(), "no".to_string()]));
+        assert_eq!(FakeAsker::nobody("no one").ask("q", &[]).unwrap_err(), "no one");
     }
 }

@@ -1,6 +1,6 @@
-//! What a plugin can ask of the host: the workspace roots, file changes, logging and
-//! session state. [`Host`] calls the real imports; [`fake::FakeWorkspace`] stands in for
-//! native unit tests of tool logic.
+//! What a plugin can ask of the host: the workspace roots, file changes, logging, session
+//! state, durable context sections and questions to the person. [`Host`] calls the real
+//! imports; the fakes in [`fake`] stand in for native unit tests of tool logic.
 
 use crate::{ErrorKind, ToolError};
 use std::path::{Path, PathBuf};
@@ -152,6 +152,19 @@ mod imports {
     pub fn kv_delete(key: &str) {
         crate::bindings::corral::plugin::kv::delete(key)
     }
+    pub fn kv_keys(prefix: &str) -> Vec<String> {
+        crate::bindings::corral::plugin::kv::keys(prefix)
+    }
+
+    pub fn set_section(name: &str, body: &str) -> Result<(), String> {
+        crate::bindings::corral::plugin::context::set_section(name, body)
+    }
+    pub fn section(name: &str) -> Option<String> {
+        crate::bindings::corral::plugin::context::section(name)
+    }
+    pub fn ask(question: &str, choices: &[String]) -> Result<String, String> {
+        crate::bindings::corral::plugin::context::ask(question, choices)
+    }
 }
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -188,6 +201,7 @@ mod imports {
 
     thread_local! {
         static KV: RefCell<BTreeMap<String, String>> = const { RefCell::new(BTreeMap::new()) };
+        static SECTIONS: RefCell<BTreeMap<String, String>> = const { RefCell::new(BTreeMap::new()) };
     }
     pub fn kv_get(key: &str) -> Option<String> {
         KV.with(|kv| kv.borrow().get(key).cloned())
@@ -198,6 +212,28 @@ mod imports {
     }
     pub fn kv_delete(key: &str) {
         KV.with(|kv| kv.borrow_mut().remove(key));
+    }
+    pub fn kv_keys(prefix: &str) -> Vec<String> {
+        KV.with(|kv| kv.borrow().keys().filter(|k| k.starts_with(prefix)).cloned().collect())
+    }
+
+    pub fn set_section(name: &str, body: &str) -> Result<(), String> {
+        super::context::check_section(name, body)?;
+        SECTIONS.with(|s| {
+            let mut s = s.borrow_mut();
+            if body.trim().is_empty() {
+                s.remove(name);
+            } else {
+                s.insert(name.to_string(), body.to_string());
+            }
+        });
+        Ok(())
+    }
+    pub fn section(name: &str) -> Option<String> {
+        SECTIONS.with(|s| s.borrow().get(name).cloned())
+    }
+    pub fn ask(_question: &str, _choices: &[String]) -> Result<String, String> {
+        Err("not running inside corral: no one can answer questions".to_string())
     }
 }
 
@@ -229,6 +265,55 @@ pub mod kv {
     pub fn delete(key: &str) {
         super::imports::kv_delete(key)
     }
+    /// The keys that start with `prefix`, sorted.
+    pub fn keys(prefix: &str) -> Vec<String> {
+        super::imports::kv_keys(prefix)
+    }
 }
+
+/// Durable notes for the model (shown in every system prompt, kept through compaction)
+/// and questions to the person running corral.
+pub mod context {
+    /// The largest section body the host accepts, in bytes.
+    pub const MAX_SECTION_BYTES: usize = 16 * 1024;
+
+    /// Replaces section `name` with `body` (markdown); an empty body removes it. The host
+    /// mirrors section `todo` to `.corral/todo.md` and counts its `- [ ]` lines as open work.
+    pub fn set_section(name: &str, body: &str) -> Result<(), String> {
+        super::imports::set_section(name, body)
+    }
+    /// The current body of section `name`, if it is set.
+    pub fn section(name: &str) -> Option<String> {
+        super::imports::section(name)
+    }
+    /// Asks the person `question` (with `choices`, or free text when empty) and waits for
+    /// the answer. Fails with a message for the model when no one can answer.
+    pub fn ask(question: &str, choices: &[String]) -> Result<String, String> {
+        super::imports::ask(question, choices)
+    }
+
+    /// The host's rules for a section: the name is 1 to 64 of `a-z0-9-_`, the body at most
+    /// [`MAX_SECTION_BYTES`]. The error says which rule was broken.
+    pub fn check_section(name: &str, body: &str) -> Result<(), String> {
+        let valid = !name.is_empty()
+            && name.len() <= 64
+            && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+        if !valid {
+            return Err(format!(
+                "invalid section name '{name}': use 1 to 64 lowercase letters, digits, '-' or '_'"
+            ));
+        }
+        if body.len() > MAX_SECTION_BYTES {
+            return Err(format!(
+                "section '{name}' is {} bytes; the limit is {MAX_SECTION_BYTES}",
+                body.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+mod state;
+pub use state::{Asker, State, load_json, save_json};
 
 pub mod fake;

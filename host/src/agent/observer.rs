@@ -1,0 +1,58 @@
+//! What the loop reports as it works, for the terminal, JSON streams and tests; and the
+//! interrupt flag that Ctrl-C sets to stop the current turn.
+
+use super::dispatch::CallOutcome;
+use crate::llm::{Event, Response, ToolCall};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::Notify;
+
+/// Receives the loop's progress. Every method has a do-nothing default.
+pub trait Observer: Send {
+    /// A request was sent; the model is thinking.
+    fn waiting(&mut self) {}
+    /// Streamed text, reasoning, or a retry notice.
+    fn event(&mut self, _e: &Event) {}
+    /// The model's complete reply.
+    fn reply(&mut self, _r: &Response) {}
+    /// A tool call is about to run.
+    fn tool_start(&mut self, _call: &ToolCall) {}
+    /// A tool call finished.
+    fn tool_done(&mut self, _call: &ToolCall, _outcome: &CallOutcome) {}
+    /// Something the person should know (a reminder sent to the model, a warning).
+    fn notice(&mut self, _text: &str) {}
+}
+
+/// An observer that ignores everything.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// Set by Ctrl-C; the loop stops at the next await point.
+#[derive(Clone, Default)]
+pub struct Interrupt(Arc<(AtomicBool, Notify)>);
+
+impl Interrupt {
+    pub fn trigger(&self) {
+        self.0.0.store(true, Ordering::SeqCst);
+        self.0.1.notify_waiters();
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.0.load(Ordering::SeqCst)
+    }
+
+    pub fn reset(&self) {
+        self.0.0.store(false, Ordering::SeqCst);
+    }
+
+    /// Resolves once the interrupt is set.
+    pub async fn wait(&self) {
+        loop {
+            let notified = self.0.1.notified();
+            if self.is_set() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}

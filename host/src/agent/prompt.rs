@@ -1,0 +1,191 @@
+//! The system prompt: corral's role and working rules, the tool catalogue, the workspace and
+//! date, the project's instruction files, the durable sections, and any continue-here note.
+
+use crate::capabilities::Session;
+use crate::llm::ToolDef;
+use std::path::Path;
+
+/// The most of one instruction file that is included, in characters.
+pub const INSTRUCTIONS_MAX_CHARS: usize = 10_000;
+
+const ROLE: &str = "You are corral, a coding agent. You work on the project in the workspace below \
+using the tools you are given, which run in a sandbox: they can reach the workspace roots and nothing \
+else. Do the task completely, then answer with a short account of what you did.";
+
+const RULES: &str = "\
+## How to work
+- Look before you change: read a file (read_file) before editing or replacing it; the host refuses \
+changes to existing files you have not read in this session.
+- Prefer edit_file for changes to existing files; use write_file for new files or full rewrites.
+- Use grep and list_files to find things instead of guessing paths.
+- For work with several steps, keep a plan with the todo tool and mark items done as you go.
+- Use think to reason through a hard problem before acting; your thinking notes are kept for you.
+- Paths are relative to the workspace root unless absolute.
+- When a tool returns an error, read it: it says what to fix. Do not repeat a failing call unchanged.
+- Your final answer (a reply with no tool calls) ends the task: make it a brief summary of the result.";
+
+const INTERACTIVE: &str = "A person is following this session. When the task is truly ambiguous and \
+a wrong guess would be costly, ask with the question tool; otherwise decide and proceed.";
+
+const AUTONOMOUS: &str = "No one is watching this run and no one can answer questions: when something \
+is ambiguous, choose the most reasonable reading, say which one you chose, and carry on.";
+
+/// The parts of the prompt that do not change during a session.
+#[derive(Debug, Clone, Default)]
+pub struct StaticParts {
+    /// The role text (corral's own, or the user's replacement).
+    pub role: String,
+    /// The tool catalogue, one line per tool.
+    pub catalogue: String,
+    /// Workspace roots, as lines.
+    pub roots: String,
+    /// Instruction files, already wrapped and capped.
+    pub instructions: String,
+    pub interactive: bool,
+}
+
+impl StaticParts {
+    pub fn new(
+        role: Option<&str>,
+        tools: &[ToolDef],
+        session: &Session,
+        load_instructions: bool,
+        interactive: bool,
+        warn: &mut dyn FnMut(String),
+    ) -> Self {
+        let catalogue = tools
+            .iter()
+            .map(|t| format!("- {}: {}", t.name, first_sentence(&t.description)))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let roots = session
+            .roots
+            .all()
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let what = match (i, r.writable) {
+                    (0, _) => "workspace root",
+                    (_, true) => "extra root, read-write",
+                    (_, false) => "extra root, read-only",
+                };
+                format!("- {} ({what})", r.path.display())
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let ws = &session.roots.workspace().path;
+        let instructions = if load_instructions { instruction_files(ws, warn) } else { String::new() };
+        StaticParts { role: role.unwrap_or(ROLE).to_string(), catalogue, roots, instructions, interactive }
+    }
+
+    /// The whole system prompt for the next request.
+    pub fn render(&self, today: &str, sections: &[(String, String)], continue_note: Option<&str>) -> String {
+        let mut p = String::with_capacity(4096 + self.instructions.len());
+        p.push_str(&self.role);
+        p.push_str("\n\n");
+        p.push_str(RULES);
+        p.push_str("\n\n");
+        p.push_str(if self.interactive { INTERACTIVE } else { AUTONOMOUS });
+        p.push_str("\n\n## Tools\n");
+        p.push_str(&self.catalogue);
+        p.push_str("\n\n## Environment\n");
+        p.push_str(&self.roots);
+        p.push_str(&format!("\n- Today is {today}.\n"));
+        if !self.instructions.is_empty() {
+            p.push('\n');
+            p.push_str(&self.instructions);
+        }
+        for (name, body) in sections {
+            p.push_str(&format!("\n<{name}>\n{}\n</{name}>\n", body.trim_end()));
+        }
+        if let Some(note) = continue_note {
+            p.push_str(
+                "\n<continue-here>\nThe previous session in this workspace ended before it finished. \
+                 Its notes follow; use them if the task continues that work.\n",
+            );
+            p.push_str(note.trim_end());
+            p.push_str("\n</continue-here>\n");
+        }
+        p
+    }
+}
+
+/// The first sentence (or line) of a description, for the catalogue.
+pub fn first_sentence(description: &str) -> &str {
+    let line = description.lines().next().unwrap_or("");
+    match line.find(". ") {
+        Some(i) => &line[..=i],
+        None => line,
+    }
+}
+
+/// `CLAUDE.md` and `AGENTS.md` from the workspace root, each capped, wrapped in tags.
+fn instruction_files(ws: &Path, warn: &mut dyn FnMut(String)) -> String {
+    let mut out = String::new();
+    for (file, tag) in [("CLAUDE.md", "project-instructions"), ("AGENTS.md", "agent-instructions")] {
+        let path = ws.join(file);
+        let text = match std::fs::read(&path) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => {
+                warn(format!("skipping {}: {e}", path.display()));
+                continue;
+            }
+        };
+        let total = text.chars().count();
+        let mut body: String = text.chars().take(INSTRUCTIONS_MAX_CHARS).collect();
+        if total > INSTRUCTIONS_MAX_CHARS {
+            warn(format!(
+                "{file} has {total} characters; only the first {INSTRUCTIONS_MAX_CHARS} are given to the model"
+            ));
+            body.push_str(&format!(
+                "\n[{file} continues for {} more characters; read it with read_file if needed]",
+                total - INSTRUCTIONS_MAX_CHARS
+            ));
+        }
+        out.push_str(&format!("<{tag} file=\"{file}\">\n{}\n</{tag}>\n", body.trim_end()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instruction_files_are_wrapped_and_capped() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("AGENTS.md"), "Use tabs.\n").unwrap();
+        std::fs::write(t.path().join("CLAUDE.md"), "x".repeat(INSTRUCTIONS_MAX_CHARS + 5)).unwrap();
+        let mut warnings = Vec::new();
+        let s = instruction_files(t.path(), &mut |w| warnings.push(w));
+        assert!(s.contains("<agent-instructions file=\"AGENTS.md\">\nUse tabs.\n</agent-instructions>"));
+        assert!(s.contains("[CLAUDE.md continues for 5 more characters"));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(s.find("project-instructions").unwrap() < s.find("agent-instructions").unwrap());
+    }
+
+    #[test]
+    fn render_includes_sections_and_continue_note() {
+        let parts = StaticParts {
+            role: "ROLE".into(),
+            catalogue: "- read_file: Reads.".into(),
+            roots: "- /w (workspace root)".into(),
+            instructions: String::new(),
+            interactive: false,
+        };
+        let p = parts.render("2026-01-02", &[("todo".into(), "- [ ] a".into())], Some("task was X"));
+        assert!(p.starts_with("ROLE"));
+        assert!(p.contains("- read_file: Reads."));
+        assert!(p.contains("Today is 2026-01-02."));
+        assert!(p.contains("<todo>\n- [ ] a\n</todo>"));
+        assert!(p.contains("<continue-here>") && p.contains("task was X"));
+        assert!(p.contains("no one can answer questions"));
+    }
+
+    #[test]
+    fn first_sentence_stops_at_a_period() {
+        assert_eq!(first_sentence("Reads a file. More."), "Reads a file.");
+        assert_eq!(first_sentence("Line one\nline two"), "Line one");
+    }
+}

@@ -1,0 +1,146 @@
+//! Durable context sections (the todo list, thinking notes) that live outside the message
+//! history, and the channel through which a plugin may ask the person a question.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, RwLock};
+
+/// The largest section body a plugin may set, in bytes.
+pub const MAX_SECTION_BYTES: usize = 16 * 1024;
+
+/// One section, as set by a plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    pub plugin: String,
+    pub body: String,
+}
+
+/// All sections of a session, in name order.
+#[derive(Debug, Default)]
+pub struct Sections {
+    inner: Mutex<BTreeMap<String, Section>>,
+}
+
+impl Sections {
+    /// Sets (or with an empty body, removes) section `name`.
+    pub fn set(&self, plugin: &str, name: &str, body: &str) -> Result<(), String> {
+        let valid = !name.is_empty()
+            && name.len() <= 64
+            && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+        if !valid {
+            return Err(format!(
+                "invalid section name '{}': use 1 to 64 lowercase letters, digits, '-' or '_'",
+                name.chars().take(80).collect::<String>()
+            ));
+        }
+        if body.len() > MAX_SECTION_BYTES {
+            return Err(format!(
+                "section '{name}' is {} bytes; the limit is {MAX_SECTION_BYTES}",
+                body.len()
+            ));
+        }
+        let mut map = self.inner.lock().map_err(|_| "context sections unavailable".to_string())?;
+        if body.trim().is_empty() {
+            map.remove(name);
+        } else {
+            map.insert(name.to_string(), Section { plugin: plugin.to_string(), body: body.to_string() });
+        }
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<String> {
+        self.inner.lock().ok()?.get(name).map(|s| s.body.clone())
+    }
+
+    /// Every section, name first, in name order.
+    pub fn all(&self) -> Vec<(String, Section)> {
+        self.inner.lock().map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default()
+    }
+
+    pub fn clear(&self) {
+        if let Ok(mut m) = self.inner.lock() {
+            m.clear();
+        }
+    }
+}
+
+/// Counts the unchecked `- [ ]` items of a markdown checklist.
+pub fn unfinished_items(body: &str) -> usize {
+    body.lines().filter(|l| l.trim_start().starts_with("- [ ]")).count()
+}
+
+/// Someone who can answer a plugin's question (the interactive terminal).
+pub trait Asker: Send + Sync {
+    /// Shows `question` (and `choices`, when there are any) and returns the answer,
+    /// or a message for the model when the person declined or is not there.
+    fn ask(&self, question: &str, choices: &[String]) -> Result<String, String>;
+}
+
+/// The answer given when nobody can be asked.
+pub const NOBODY_TO_ASK: &str = "no one can answer questions in this run (one-shot or non-interactive mode); \
+     decide using your best judgement, state the assumption you made, and carry on";
+
+/// Where questions go: a person, or nobody. Set once the front end knows whether a person
+/// is there.
+#[derive(Default)]
+pub struct AskChannel(RwLock<Option<Arc<dyn Asker>>>);
+
+impl AskChannel {
+    /// Sends questions to `asker` (or to nobody, with `None`).
+    pub fn set(&self, asker: Option<Arc<dyn Asker>>) {
+        if let Ok(mut a) = self.0.write() {
+            *a = asker;
+        }
+    }
+
+    pub fn ask(&self, question: &str, choices: &[String]) -> Result<String, String> {
+        let asker = self.0.read().ok().and_then(|a| a.clone());
+        match asker {
+            Some(a) => a.ask(question, choices),
+            None => Err(NOBODY_TO_ASK.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Debug for AskChannel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let someone = self.0.read().map(|a| a.is_some()).unwrap_or(false);
+        f.write_str(if someone { "AskChannel(person)" } else { "AskChannel(nobody)" })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked_and_empty_bodies_remove() {
+        let s = Sections::default();
+        assert!(s.set("p", "Bad Name", "x").unwrap_err().contains("invalid section name"));
+        s.set("p", "todo", "- [ ] a").unwrap();
+        assert_eq!(s.get("todo").as_deref(), Some("- [ ] a"));
+        s.set("p", "todo", "  ").unwrap();
+        assert_eq!(s.get("todo"), None);
+        let big = "x".repeat(MAX_SECTION_BYTES + 1);
+        assert!(s.set("p", "todo", &big).unwrap_err().contains("limit"));
+    }
+
+    #[test]
+    fn counts_unchecked_items() {
+        assert_eq!(unfinished_items("- [ ] a\n- [x] b\n  - [ ] c\ntext"), 2);
+    }
+
+    #[test]
+    fn nobody_answers_with_guidance() {
+        let ch = AskChannel::default();
+        let e = ch.ask("which?", &[]).unwrap_err();
+        assert!(e.contains("no one can answer"), "{e}");
+        struct Yes;
+        impl Asker for Yes {
+            fn ask(&self, q: &str, c: &[String]) -> Result<String, String> {
+                Ok(format!("{q}:{}", c.join("|")))
+            }
+        }
+        ch.set(Some(Arc::new(Yes)));
+        assert_eq!(ch.ask("which", &["a".into(), "b".into()]).unwrap(), "which:a|b");
+    }
+}

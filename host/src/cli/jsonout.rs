@@ -1,0 +1,84 @@
+//! Machine-readable output for scripts and CI: `json` prints one result object at the end,
+//! `stream-json` prints one event per line as the session runs. Both carry a schema version.
+
+use crate::agent::{CallOutcome, Observer, TaskResult};
+use crate::llm::{Event, Response, ToolCall};
+use serde_json::{Value, json};
+use std::io::Write;
+
+/// The version of the JSON shapes below; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+fn emit(mut v: Value) {
+    if let Value::Object(map) = &mut v {
+        map.insert("schema_version".into(), json!(SCHEMA_VERSION));
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{v}");
+    let _ = out.flush();
+}
+
+/// The final result object (the `json` format's only output, `stream-json`'s last line).
+pub fn result_value(r: &TaskResult, model: &str) -> Value {
+    json!({
+        "type": "result",
+        "outcome": r.outcome,
+        "exit_code": r.outcome.exit_code(),
+        "answer": r.answer,
+        "error": r.error,
+        "model": model,
+        "stats": r.stats,
+    })
+}
+
+pub fn print_result(r: &TaskResult, model: &str) {
+    emit(result_value(r, model));
+}
+
+/// Emits every event as a JSON line on stdout.
+pub struct StreamJson;
+
+impl StreamJson {
+    pub fn start(model: &str, workspace: &str, task: &str) {
+        emit(json!({"type": "start", "model": model, "workspace": workspace, "task": task}));
+    }
+}
+
+impl Observer for StreamJson {
+    fn event(&mut self, e: &Event) {
+        match e {
+            Event::Text(t) => emit(json!({"type": "text", "text": t})),
+            Event::Reasoning(t) => emit(json!({"type": "reasoning", "text": t})),
+            Event::Retry { attempt, wait, reason } => emit(json!({
+                "type": "retry", "attempt": attempt, "wait_ms": wait.as_millis() as u64, "reason": reason
+            })),
+        }
+    }
+
+    fn reply(&mut self, r: &Response) {
+        let calls: Vec<Value> = r
+            .tool_calls
+            .iter()
+            .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+            .collect();
+        emit(json!({
+            "type": "assistant", "text": r.text, "tool_calls": calls, "finish": r.finish, "usage": r.usage
+        }));
+    }
+
+    fn tool_done(&mut self, call: &ToolCall, o: &CallOutcome) {
+        emit(json!({
+            "type": "tool_result",
+            "id": call.id,
+            "name": call.name,
+            "plugin": o.plugin,
+            "is_error": o.is_error,
+            "content": o.content,
+            "duration_ms": o.duration.as_secs_f64() * 1000.0,
+        }));
+    }
+
+    fn notice(&mut self, text: &str) {
+        emit(json!({"type": "notice", "text": text}));
+    }
+}

@@ -1,0 +1,209 @@
+//! The interactive session: line editing and history, slash commands, Ctrl-C stopping the
+//! current turn rather than the session, and questions from plugins answered at the prompt.
+
+use super::render::{Style, Terminal};
+use super::session::report;
+use super::setup::Env;
+use crate::agent::Agent;
+use crate::capabilities::context::{Asker, unfinished_items};
+use crate::llm::Client;
+use rustyline::DefaultEditor;
+use rustyline::error::ReadlineError;
+use std::io::{IsTerminal, Write};
+
+const HELP: &str = "\
+Type a task and press Enter. While the agent works, Ctrl-C stops the current turn.
+  /help    this help
+  /status  model, tokens used, turns, tool calls, todo items
+  /tools   the tools the model can use
+  /clear   forget the conversation, todo list, thinking notes and read files
+  /exit    leave (also /quit or Ctrl-D)";
+
+/// What the person typed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Input<'a> {
+    Empty,
+    Task(&'a str),
+    Help,
+    Status,
+    Tools,
+    Clear,
+    Exit,
+    Unknown(&'a str),
+}
+
+pub fn parse(line: &str) -> Input<'_> {
+    let t = line.trim();
+    if t.is_empty() {
+        return Input::Empty;
+    }
+    if !t.starts_with('/') {
+        return Input::Task(t);
+    }
+    match t.split_whitespace().next().unwrap_or("") {
+        "/help" | "/?" => Input::Help,
+        "/status" => Input::Status,
+        "/tools" => Input::Tools,
+        "/clear" | "/new" => Input::Clear,
+        "/exit" | "/quit" => Input::Exit,
+        other => Input::Unknown(other),
+    }
+}
+
+fn history_path() -> Option<std::path::PathBuf> {
+    crate::config::user_dir().map(|d| d.join("repl_history"))
+}
+
+/// Runs the session until /exit or end of input. Returns the exit code (0).
+pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style) -> i32 {
+    let mut editor = match DefaultEditor::new() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: cannot start line editing: {e}");
+            return 1;
+        }
+    };
+    let history = history_path();
+    if let Some(h) = &history {
+        let _ = editor.load_history(h);
+    }
+    let cfg = client.config();
+    eprintln!(
+        "{}corral{} · {} at {} · {} · /help for commands",
+        style.bold,
+        style.reset,
+        cfg.model,
+        cfg.base_url,
+        env.session.roots.workspace().path.display()
+    );
+    loop {
+        let line = match editor.readline("› ") {
+            Ok(l) => l,
+            Err(ReadlineError::Interrupted) => {
+                eprintln!("(Ctrl-D or /exit to leave)");
+                continue;
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(e) => {
+                eprintln!("error: cannot read input: {e}");
+                return 1;
+            }
+        };
+        let _ = editor.add_history_entry(line.as_str());
+        match parse(&line) {
+            Input::Empty => {}
+            Input::Exit => break,
+            Input::Help => eprintln!("{HELP}"),
+            Input::Tools => {
+                for (t, p) in env.registry.tools() {
+                    eprintln!(
+                        "{}{:18}{} {}{}{}",
+                        style.bold,
+                        t.name,
+                        style.reset,
+                        crate::agent::prompt::first_sentence(&t.description),
+                        style.dim,
+                        format_args!(" [{}]{}", p.info.name, style.reset)
+                    );
+                }
+            }
+            Input::Status => eprintln!("{}", status(agent, env, client)),
+            Input::Clear => {
+                agent.clear();
+                eprintln!("cleared: conversation, todo list, thinking notes and read files");
+            }
+            Input::Unknown(c) => eprintln!("unknown command {c}; /help lists the commands"),
+            Input::Task(task) => {
+                let mut term = Terminal::new(style, false, std::io::stderr().is_terminal());
+                let r = agent.run(task, &mut term).await;
+                term.finish();
+                report(&r, &mut term, agent.config().max_turns);
+                if r.outcome == crate::agent::Outcome::Done && !term.streamed_answer {
+                    println!("{}", r.answer.trim_end());
+                }
+            }
+        }
+    }
+    if let Some(h) = &history {
+        if let Some(dir) = h.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = editor.save_history(h);
+    }
+    0
+}
+
+fn status(agent: &Agent<'_>, env: &Env, client: &Client) -> String {
+    let t = &agent.totals;
+    let cfg = client.config();
+    let todo = env.session.sections.get("todo").map(|b| unfinished_items(&b)).unwrap_or(0);
+    let waiting = env.session.roots.workspace().path.join(".corral/continue.md").exists();
+    format!(
+        "model:      {} ({})\nworkspace:  {}\nturns:      {}\nmodel calls: {}, tokens in {} / out {}\n\
+         tool calls: {} ({} failed)\nmessages:   {}\ntodo:       {todo} unfinished\ncontinue:   {}",
+        cfg.model,
+        cfg.base_url,
+        env.session.roots.workspace().path.display(),
+        t.turns,
+        t.llm_calls,
+        t.input_tokens,
+        t.output_tokens,
+        t.tool_calls,
+        t.tool_errors,
+        agent.transcript().len(),
+        if waiting { "a continue-here note is waiting" } else { "none" },
+    )
+}
+
+/// Asks the person at the terminal; numbered choices may be answered by number.
+pub struct TerminalAsker;
+
+impl Asker for TerminalAsker {
+    fn ask(&self, question: &str, choices: &[String]) -> Result<String, String> {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "\n? {question}");
+        for (i, c) in choices.iter().enumerate() {
+            let _ = writeln!(err, "  {}. {c}", i + 1);
+        }
+        drop(err);
+        let mut editor = DefaultEditor::new().map_err(|e| format!("cannot read the answer: {e}"))?;
+        match editor.readline("answer› ") {
+            Ok(line) => Ok(resolve_choice(line.trim(), choices)),
+            Err(ReadlineError::Interrupted | ReadlineError::Eof) => {
+                Err("the person declined to answer; proceed on your own judgement".to_string())
+            }
+            Err(e) => Err(format!("cannot read the answer: {e}")),
+        }
+    }
+}
+
+/// A number picks that choice; anything else is taken as typed.
+fn resolve_choice(answer: &str, choices: &[String]) -> String {
+    match answer.parse::<usize>() {
+        Ok(n) if n >= 1 && n <= choices.len() => choices[n - 1].clone(),
+        _ => answer.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slash_commands_parse() {
+        assert_eq!(parse("  "), Input::Empty);
+        assert_eq!(parse(" fix it "), Input::Task("fix it"));
+        assert_eq!(parse("/status"), Input::Status);
+        assert_eq!(parse("/quit"), Input::Exit);
+        assert_eq!(parse("/clear now"), Input::Clear);
+        assert_eq!(parse("/frob"), Input::Unknown("/frob"));
+    }
+
+    #[test]
+    fn numbered_answers_pick_choices() {
+        let c = vec!["yes".to_string(), "no".to_string()];
+        assert_eq!(resolve_choice("2", &c), "no");
+        assert_eq!(resolve_choice("3", &c), "3");
+        assert_eq!(resolve_choice("maybe", &c), "maybe");
+    }
+}

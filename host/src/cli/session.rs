@@ -1,0 +1,194 @@
+//! An agent session from the command line: connect to the model, assemble the agent over
+//! the loaded plugins, then run one task (text, json or stream-json output) or the REPL.
+
+use super::jsonout::{self, StreamJson};
+use super::render::{Style, Terminal};
+use super::setup::{self, Env};
+use super::{GlobalArgs, repl};
+use crate::agent::{Agent, AgentConfig, Outcome, Quiet, TaskResult, Toolbox, prompt::StaticParts, resume};
+use crate::config::{ColorChoice, OutputFormat, Settings};
+use crate::llm::{Client, ClientConfig, RetryPolicy};
+use std::io::{IsTerminal, Read, Write};
+use std::time::Duration;
+
+/// Builds the model client from the settings and the environment.
+pub fn client(s: &Settings) -> Result<Client, String> {
+    let m = &s.model;
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let mut cfg = ClientConfig::resolve(
+        m.provider.as_deref(),
+        m.base_url.as_deref(),
+        m.model.as_deref(),
+        m.api_key.as_deref(),
+        &env,
+    )
+    .map_err(|e| e.to_string())?;
+    cfg.stream = m.stream;
+    cfg.timeout = Duration::from_secs(m.timeout_secs);
+    cfg.retry = RetryPolicy {
+        attempts: m.retries,
+        base: Duration::from_millis(m.retry_base_ms),
+        ..RetryPolicy::default()
+    };
+    Client::new(cfg).map_err(|e| e.to_string())
+}
+
+fn use_color(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    }
+}
+
+/// Runs `task`, or the interactive session when there is no task and a terminal.
+/// Returns the process exit code: 0 done, 1 error, 2 turn limit, 130 interrupted.
+pub async fn run(g: &GlobalArgs, task: Option<String>) -> i32 {
+    let interactive = task.is_none() && std::io::stdin().is_terminal();
+    let task = match task {
+        Some(t) => Some(t),
+        None if interactive => None,
+        None => {
+            let mut text = String::new();
+            if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+                eprintln!("error: cannot read the task from stdin: {e}");
+                return 1;
+            }
+            if text.trim().is_empty() {
+                eprintln!(
+                    "error: no task given. Pass it as an argument (corral \"fix the tests\") or on stdin."
+                );
+                return 1;
+            }
+            Some(text)
+        }
+    };
+    let env = match setup::prepare(g).await {
+        Ok(env) => env,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    let client = match client(&env.settings) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    if interactive {
+        env.session.ask.set(Some(std::sync::Arc::new(repl::TerminalAsker)));
+    }
+    let s = &env.settings;
+    let style = Style::new(use_color(s.output.color));
+    let mut warn = |w: String| {
+        if !s.output.quiet {
+            eprintln!("{}warning:{} {w}", style.red, style.reset);
+        }
+    };
+    let continue_note = load_continue(&env, &mut warn);
+    let toolbox = Toolbox {
+        runtime: &env.runtime,
+        registry: &env.registry,
+        session: &env.session,
+        limits: s.limits,
+    };
+    let prompt = StaticParts::new(
+        s.agent.system_prompt.as_deref(),
+        &toolbox.defs(),
+        &env.session,
+        s.agent.instructions,
+        interactive,
+        &mut warn,
+    );
+    let cfg = AgentConfig {
+        max_turns: s.agent.max_turns,
+        max_output_tokens: s.model.max_output_tokens,
+        temperature: s.model.temperature,
+        history: s.agent.history,
+        continue_file: s.agent.continue_file,
+    };
+    let mut agent = Agent::new(&client, toolbox, prompt, cfg, continue_note);
+    let interrupt = agent.interrupt.clone();
+    let ctrl_c = tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            interrupt.trigger();
+        }
+    });
+    let code = match task {
+        None => repl::run(&mut agent, &env, &client, style).await,
+        Some(task) => one_shot(&mut agent, &env, &client, &task, style).await,
+    };
+    ctrl_c.abort();
+    code
+}
+
+/// Loads a waiting continue-here note (the file is removed once the model has seen it).
+fn load_continue(env: &Env, warn: &mut dyn FnMut(String)) -> Option<String> {
+    if !env.settings.agent.continue_file {
+        return None;
+    }
+    match resume::load(&env.session.roots.workspace().dir) {
+        Ok(Some((text, age))) => {
+            if age > resume::STALE_SECS {
+                warn(format!(
+                    ".corral/continue.md is {} hours old; it is loaded anyway (delete it or pass --no-continue \
+                     to start fresh)",
+                    age / 3600
+                ));
+            }
+            Some(text)
+        }
+        Ok(None) => None,
+        Err(e) => {
+            warn(format!("cannot read .corral/continue.md: {e}"));
+            None
+        }
+    }
+}
+
+async fn one_shot(agent: &mut Agent<'_>, env: &Env, client: &Client, task: &str, style: Style) -> i32 {
+    let s = &env.settings;
+    let model = client.config().model.clone();
+    match s.output.format {
+        OutputFormat::Json => {
+            let r = agent.run(task, &mut Quiet).await;
+            jsonout::print_result(&r, &model);
+            r.outcome.exit_code()
+        }
+        OutputFormat::StreamJson => {
+            let ws = env.session.roots.workspace().path.to_string_lossy().into_owned();
+            StreamJson::start(&model, &ws, task);
+            let r = agent.run(task, &mut StreamJson).await;
+            jsonout::print_result(&r, &model);
+            r.outcome.exit_code()
+        }
+        OutputFormat::Text => {
+            let mut term = Terminal::new(style, s.output.quiet, std::io::stderr().is_terminal());
+            let r = agent.run(task, &mut term).await;
+            term.finish();
+            report(&r, &mut term, s.agent.max_turns);
+            let already_seen = term.streamed_answer && std::io::stdout().is_terminal() && !s.output.quiet;
+            if r.outcome == Outcome::Done && !already_seen {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{}", r.answer.trim_end());
+                let _ = out.flush();
+            }
+            r.outcome.exit_code()
+        }
+    }
+}
+
+/// Tells the person on stderr how a task that did not finish ended.
+pub fn report(r: &TaskResult, term: &mut Terminal, max_turns: u32) {
+    match r.outcome {
+        Outcome::Done => {}
+        Outcome::Error => term.error(r.error.as_deref().unwrap_or("the session failed")),
+        Outcome::MaxTurns => term.error(&format!(
+            "stopped after {max_turns} turns without a final answer. Raise --max-turns, or run corral again \
+             in this workspace to continue from .corral/continue.md"
+        )),
+        Outcome::Interrupted => eprintln!("interrupted"),
+    }
+}

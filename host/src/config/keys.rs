@@ -1,0 +1,140 @@
+//! The table of every setting: its dotted key, the values it accepts and the environment
+//! variable that sets it. The order here is the order `corral config` lists them in.
+
+/// What values a key accepts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// A whole number in `min..=max`.
+    UInt {
+        min: u64,
+        max: u64,
+    },
+    /// A number in `min..=max`, or `min < x <= max` when `open_min`.
+    Float {
+        min: f64,
+        max: f64,
+        open_min: bool,
+    },
+    Bool,
+    Str,
+    /// One string of a fixed set.
+    Choice(&'static [&'static str]),
+    /// Strings; lists accumulate across layers.
+    List,
+    /// Paths, relative to the file that names them (or the current directory for flags).
+    Paths,
+}
+
+/// How an environment variable maps to a key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum EnvRule {
+    /// The variable holds the value.
+    Plain(&'static str),
+    /// A boolean variable that sets the key to the opposite (`CORRAL_NO_READ_GUARD=1`).
+    Negated(&'static str),
+    /// The variable being set (non-empty) sets the key to a fixed value (`NO_COLOR`).
+    Presence(&'static str, &'static str),
+}
+
+impl EnvRule {
+    pub fn var(&self) -> &'static str {
+        match self {
+            EnvRule::Plain(v) | EnvRule::Negated(v) | EnvRule::Presence(v, _) => v,
+        }
+    }
+}
+
+/// One setting.
+#[derive(Debug)]
+pub struct KeyDef {
+    /// `table.name`.
+    pub key: &'static str,
+    pub kind: Kind,
+    pub env: Option<EnvRule>,
+    /// Shown masked.
+    pub secret: bool,
+}
+
+impl KeyDef {
+    /// The table part of the key.
+    pub fn table(&self) -> &'static str {
+        self.key.split_once('.').map_or(self.key, |(t, _)| t)
+    }
+
+    /// The name inside the table.
+    pub fn name(&self) -> &'static str {
+        self.key.split_once('.').map_or(self.key, |(_, n)| n)
+    }
+
+    /// Whether values from several layers are joined instead of replaced.
+    pub fn accumulates(&self) -> bool {
+        matches!(self.kind, Kind::List | Kind::Paths)
+    }
+}
+
+/// The model providers corral can talk to.
+pub const PROVIDERS: &[&str] = &["openai", "anthropic", "ollama", "llamacpp", "lmstudio", "openrouter"];
+/// The `[output] format` values.
+pub const FORMATS: &[&str] = &["text", "json", "stream-json"];
+/// The `[output] color` values.
+pub const COLORS: &[&str] = &["auto", "always", "never"];
+/// The tables a settings file may have, in listing order.
+pub const TABLES: &[&str] = &["limits", "plugins", "workspace", "model", "agent", "output"];
+
+const U32: u64 = u32::MAX as u64;
+
+const fn key(key: &'static str, kind: Kind, env: Option<EnvRule>) -> KeyDef {
+    KeyDef { key, kind, env, secret: false }
+}
+
+const fn uint(min: u64, max: u64) -> Kind {
+    Kind::UInt { min, max }
+}
+
+use EnvRule::{Negated, Plain, Presence};
+
+/// Every key, in listing order.
+pub static KEYS: &[KeyDef] = &[
+    key(
+        "limits.timeout_secs",
+        Kind::Float { min: 0.0, max: 3600.0, open_min: true },
+        Some(Plain("CORRAL_TIMEOUT_SECS")),
+    ),
+    key("limits.memory_mib", uint(16, 16384), Some(Plain("CORRAL_MEMORY_MIB"))),
+    key("limits.max_output_kb", uint(1, 10240), Some(Plain("CORRAL_MAX_OUTPUT_KB"))),
+    key("plugins.disabled", Kind::List, None),
+    key("plugins.load", Kind::Paths, None),
+    key("workspace.read_guard", Kind::Bool, Some(Negated("CORRAL_NO_READ_GUARD"))),
+    key("workspace.add_dirs", Kind::Paths, None),
+    key("workspace.add_dirs_ro", Kind::Paths, None),
+    key("model.provider", Kind::Choice(PROVIDERS), Some(Plain("CORRAL_PROVIDER"))),
+    key("model.name", Kind::Str, Some(Plain("CORRAL_MODEL"))),
+    key("model.base_url", Kind::Str, Some(Plain("CORRAL_BASE_URL"))),
+    KeyDef { key: "model.api_key", kind: Kind::Str, env: Some(Plain("CORRAL_API_KEY")), secret: true },
+    key("model.max_context_tokens", uint(1024, u64::MAX), Some(Plain("CORRAL_MAX_CONTEXT_TOKENS"))),
+    key("model.max_output_tokens", uint(16, U32), None),
+    key("model.temperature", Kind::Float { min: 0.0, max: 2.0, open_min: false }, None),
+    key("model.retries", uint(1, 20), None),
+    key("model.retry_base_ms", uint(0, 600_000), Some(Plain("CORRAL_RETRY_BASE_MS"))),
+    key("model.timeout_secs", uint(1, 86_400), None),
+    key("model.stream", Kind::Bool, None),
+    key("agent.max_turns", uint(1, U32), Some(Plain("CORRAL_MAX_TURNS"))),
+    key("agent.history", Kind::Bool, None),
+    key("agent.continue", Kind::Bool, None),
+    key("agent.instructions", Kind::Bool, None),
+    key("agent.system_prompt", Kind::Str, None),
+    key("output.quiet", Kind::Bool, None),
+    key("output.format", Kind::Choice(FORMATS), None),
+    key("output.color", Kind::Choice(COLORS), Some(Presence("NO_COLOR", "never"))),
+    key("output.verbose", Kind::Bool, None),
+];
+
+/// The definition of `key` (`table.name`).
+pub fn find(key: &str) -> Option<&'static KeyDef> {
+    KEYS.iter().find(|k| k.key == key)
+}
+
+/// The names allowed in `table`, in listing order.
+pub fn names_in(table: &str) -> Vec<&'static str> {
+    KEYS.iter().filter(|k| k.table() == table).map(|k| k.name()).collect()
+}

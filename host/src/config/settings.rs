@@ -1,0 +1,263 @@
+//! The settings in force, as typed structs with their defaults, and the bridge between a
+//! dotted key and the field it names (`get` for display, `set` for building).
+
+use super::value::{Value, f32_to_f64};
+use crate::runtime::Limits;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The settings in force.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub limits: Limits,
+    pub disabled_plugins: Vec<String>,
+    pub read_guard: bool,
+    /// Extra roots: (path, writable).
+    pub extra_roots: Vec<(PathBuf, bool)>,
+    /// Extra plugin components to load (`[plugins] load`, `--plugin`).
+    pub extra_plugins: Vec<PathBuf>,
+    pub model: ModelSettings,
+    pub agent: AgentSettings,
+    pub output: OutputSettings,
+}
+
+/// Which model to talk to and how (`[model]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSettings {
+    /// One of `keys::PROVIDERS`.
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// Provider-specific variables such as `OPENAI_API_KEY` are resolved by the provider.
+    pub api_key: Option<String>,
+    pub max_context_tokens: Option<u64>,
+    pub max_output_tokens: u32,
+    pub temperature: Option<f32>,
+    /// Total attempts per request.
+    pub retries: u32,
+    pub retry_base_ms: u64,
+    pub timeout_secs: u64,
+    pub stream: bool,
+}
+
+/// How the agent loop runs (`[agent]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentSettings {
+    pub max_turns: u32,
+    /// Append to HISTORY.md.
+    pub history: bool,
+    /// Write and read the continue-here file.
+    pub continue_file: bool,
+    /// Load AGENTS.md / CLAUDE.md.
+    pub instructions: bool,
+    /// Replaces the built-in role text.
+    pub system_prompt: Option<String>,
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Text,
+    Json,
+    StreamJson,
+}
+
+impl OutputFormat {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "text" => Some(Self::Text),
+            "json" => Some(Self::Json),
+            "stream-json" => Some(Self::StreamJson),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Text => "text",
+            Self::Json => "json",
+            Self::StreamJson => "stream-json",
+        }
+    }
+}
+
+/// Whether to colour terminal output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "auto" => Some(Self::Auto),
+            "always" => Some(Self::Always),
+            "never" => Some(Self::Never),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Always => "always",
+            Self::Never => "never",
+        }
+    }
+
+    /// Whether to colour a stream that is (or is not) a terminal.
+    pub fn enabled(self, is_terminal: bool) -> bool {
+        match self {
+            Self::Auto => is_terminal,
+            Self::Always => true,
+            Self::Never => false,
+        }
+    }
+}
+
+/// Output settings (`[output]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutputSettings {
+    pub quiet: bool,
+    pub format: OutputFormat,
+    pub color: ColorChoice,
+    pub verbose: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            limits: Limits::default(),
+            disabled_plugins: Vec::new(),
+            read_guard: true,
+            extra_roots: Vec::new(),
+            extra_plugins: Vec::new(),
+            model: ModelSettings::default(),
+            agent: AgentSettings::default(),
+            output: OutputSettings::default(),
+        }
+    }
+}
+
+impl Default for ModelSettings {
+    fn default() -> Self {
+        ModelSettings {
+            provider: None,
+            model: None,
+            base_url: None,
+            api_key: None,
+            max_context_tokens: None,
+            max_output_tokens: 32768,
+            temperature: None,
+            retries: 5,
+            retry_base_ms: 1000,
+            timeout_secs: 600,
+            stream: true,
+        }
+    }
+}
+
+impl Default for AgentSettings {
+    fn default() -> Self {
+        AgentSettings {
+            max_turns: 100,
+            history: true,
+            continue_file: true,
+            instructions: true,
+            system_prompt: None,
+        }
+    }
+}
+
+impl Default for OutputSettings {
+    fn default() -> Self {
+        OutputSettings { quiet: false, format: OutputFormat::Text, color: ColorChoice::Auto, verbose: false }
+    }
+}
+
+fn opt_str(v: &Option<String>) -> Value {
+    v.clone().map_or(Value::Unset, Value::Str)
+}
+
+fn roots(s: &Settings, writable: bool) -> Value {
+    Value::Paths(s.extra_roots.iter().filter(|(_, w)| *w == writable).map(|(p, _)| p.clone()).collect())
+}
+
+/// The value of `key` in `s`, as `corral config` shows it.
+pub fn get(s: &Settings, key: &str) -> Value {
+    let (m, a, o) = (&s.model, &s.agent, &s.output);
+    match key {
+        "limits.timeout_secs" => Value::Float(s.limits.timeout.as_secs_f64()),
+        "limits.memory_mib" => Value::Int((s.limits.memory_bytes >> 20) as u64),
+        "limits.max_output_kb" => Value::Int((s.limits.output_bytes / 1024) as u64),
+        "plugins.disabled" => Value::List(s.disabled_plugins.clone()),
+        "plugins.load" => Value::Paths(s.extra_plugins.clone()),
+        "workspace.read_guard" => Value::Bool(s.read_guard),
+        "workspace.add_dirs" => roots(s, true),
+        "workspace.add_dirs_ro" => roots(s, false),
+        "model.provider" => opt_str(&m.provider),
+        "model.name" => opt_str(&m.model),
+        "model.base_url" => opt_str(&m.base_url),
+        "model.api_key" => opt_str(&m.api_key),
+        "model.max_context_tokens" => m.max_context_tokens.map_or(Value::Unset, Value::Int),
+        "model.max_output_tokens" => Value::Int(m.max_output_tokens.into()),
+        "model.temperature" => m.temperature.map_or(Value::Unset, |t| Value::Float(f32_to_f64(t))),
+        "model.retries" => Value::Int(m.retries.into()),
+        "model.retry_base_ms" => Value::Int(m.retry_base_ms),
+        "model.timeout_secs" => Value::Int(m.timeout_secs),
+        "model.stream" => Value::Bool(m.stream),
+        "agent.max_turns" => Value::Int(a.max_turns.into()),
+        "agent.history" => Value::Bool(a.history),
+        "agent.continue" => Value::Bool(a.continue_file),
+        "agent.instructions" => Value::Bool(a.instructions),
+        "agent.system_prompt" => opt_str(&a.system_prompt),
+        "output.quiet" => Value::Bool(o.quiet),
+        "output.format" => Value::Str(o.format.as_str().into()),
+        "output.color" => Value::Str(o.color.as_str().into()),
+        "output.verbose" => Value::Bool(o.verbose),
+        _ => Value::Unset,
+    }
+}
+
+/// Sets `key` in `s` to a value already checked against the key's kind; a value of the
+/// wrong shape is ignored (the unit tests set and get every key).
+pub fn set(s: &mut Settings, key: &str, v: Value) {
+    let (m, a, o) = (&mut s.model, &mut s.agent, &mut s.output);
+    let u32_of = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+    match (key, v) {
+        ("limits.timeout_secs", Value::Float(t)) => s.limits.timeout = Duration::from_secs_f64(t),
+        ("limits.memory_mib", Value::Int(n)) => s.limits.memory_bytes = (n as usize) << 20,
+        ("limits.max_output_kb", Value::Int(n)) => s.limits.output_bytes = (n as usize) * 1024,
+        ("plugins.disabled", Value::List(v)) => s.disabled_plugins = v,
+        ("plugins.load", Value::Paths(v)) => s.extra_plugins = v,
+        ("workspace.read_guard", Value::Bool(b)) => s.read_guard = b,
+        ("workspace.add_dirs" | "workspace.add_dirs_ro", Value::Paths(v)) => {
+            let writable = key == "workspace.add_dirs";
+            s.extra_roots.retain(|(_, w)| *w != writable);
+            s.extra_roots.extend(v.into_iter().map(|p| (p, writable)));
+        }
+        ("model.provider", Value::Str(x)) => m.provider = Some(x),
+        ("model.name", Value::Str(x)) => m.model = Some(x),
+        ("model.base_url", Value::Str(x)) => m.base_url = Some(x),
+        ("model.api_key", Value::Str(x)) => m.api_key = Some(x),
+        ("model.max_context_tokens", Value::Int(n)) => m.max_context_tokens = Some(n),
+        ("model.max_output_tokens", Value::Int(n)) => m.max_output_tokens = u32_of(n),
+        ("model.temperature", Value::Float(t)) => m.temperature = Some(t as f32),
+        ("model.retries", Value::Int(n)) => m.retries = u32_of(n),
+        ("model.retry_base_ms", Value::Int(n)) => m.retry_base_ms = n,
+        ("model.timeout_secs", Value::Int(n)) => m.timeout_secs = n,
+        ("model.stream", Value::Bool(b)) => m.stream = b,
+        ("agent.max_turns", Value::Int(n)) => a.max_turns = u32_of(n),
+        ("agent.history", Value::Bool(b)) => a.history = b,
+        ("agent.continue", Value::Bool(b)) => a.continue_file = b,
+        ("agent.instructions", Value::Bool(b)) => a.instructions = b,
+        ("agent.system_prompt", Value::Str(x)) => a.system_prompt = Some(x),
+        ("output.quiet", Value::Bool(b)) => o.quiet = b,
+        ("output.format", Value::Str(x)) => o.format = OutputFormat::parse(&x).unwrap_or(o.format),
+        ("output.color", Value::Str(x)) => o.color = ColorChoice::parse(&x).unwrap_or(o.color),
+        ("output.verbose", Value::Bool(b)) => o.verbose = b,
+        _ => {}
+    }
+}

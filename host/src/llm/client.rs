@@ -1,0 +1,230 @@
+//! One model call over HTTP: send the request, read the reply (whole or streamed), and
+//! retry with backoff, or the server's Retry-After, until it works or the attempts run out.
+
+use super::config::{ClientConfig, ProviderKind, normalize_url};
+use super::error::{ErrorBody, LlmError, WireError, clip};
+use super::failure::{Failure, Retry, Target, chain, retry_after};
+use super::sse::{SseDecoder, SseEvent};
+use super::types::{Event, Request, Response};
+use super::{anthropic, openai};
+use futures_util::StreamExt;
+use reqwest::header::CONTENT_TYPE;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A model client; cheap to clone, safe to share between tasks.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    cfg: ClientConfig,
+    http: reqwest::Client,
+    /// Where completions are posted.
+    endpoint: String,
+}
+
+impl Client {
+    pub fn new(mut cfg: ClientConfig) -> Result<Client, LlmError> {
+        cfg.base_url = normalize_url(cfg.kind, &cfg.base_url);
+        let endpoint = match cfg.kind {
+            ProviderKind::OpenAi => format!("{}/chat/completions", cfg.base_url),
+            ProviderKind::Anthropic => format!("{}/v1/messages", cfg.base_url),
+        };
+        let url = reqwest::Url::parse(&endpoint).map_err(|e| {
+            LlmError::Config(format!(
+                "the model server URL {:?} is not valid ({e}): pass --base-url like http://127.0.0.1:8080/v1",
+                cfg.base_url
+            ))
+        })?;
+        let mut b = reqwest::Client::builder()
+            .user_agent(cfg.user_agent.clone())
+            .timeout(cfg.timeout)
+            .connect_timeout(cfg.timeout.min(Duration::from_secs(30)));
+        // A model server on this machine is never reached through a proxy.
+        if url.host_str().is_some_and(|h| {
+            h == "localhost" || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()) || h == "[::1]"
+        }) {
+            b = b.no_proxy();
+        }
+        let http = b
+            .build()
+            .map_err(|e| LlmError::Config(format!("cannot set up the HTTP client: {}", chain(&e))))?;
+        Ok(Client { inner: Arc::new(Inner { cfg, http, endpoint }) })
+    }
+
+    pub fn config(&self) -> &ClientConfig {
+        &self.inner.cfg
+    }
+
+    fn target(&self) -> Target<'_> {
+        Target { cfg: &self.inner.cfg, endpoint: &self.inner.endpoint }
+    }
+
+    pub(super) fn http(&self) -> &reqwest::Client {
+        &self.inner.http
+    }
+
+    /// One model call with retries. `on_event` receives streamed text and reasoning as it
+    /// arrives, and an [`Event::Retry`] before each wait (text streamed before it is void).
+    pub async fn complete(
+        &self,
+        req: &Request,
+        on_event: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<Response, LlmError> {
+        let cfg = &self.inner.cfg;
+        let body = match cfg.kind {
+            ProviderKind::OpenAi => {
+                let field = if cfg.base_url.contains("://api.openai.com") {
+                    "max_completion_tokens"
+                } else {
+                    "max_tokens"
+                };
+                openai::request_body(req, &cfg.model, cfg.stream, field)
+            }
+            ProviderKind::Anthropic => anthropic::request_body(req, &cfg.model, cfg.stream),
+        };
+        let body = body.to_string().into_bytes();
+        let attempts = cfg.retry.attempts.max(1);
+        let mut n = 1;
+        loop {
+            match self.attempt(&body, on_event).await {
+                Ok(r) => return Ok(r),
+                Err(Failure::Fatal(e)) => return Err(e),
+                Err(Failure::Retry { kind, .. }) if n >= attempts => return Err(kind.into_error(n)),
+                Err(Failure::Retry { kind, after }) => {
+                    let wait = after.unwrap_or_else(|| cfg.retry.backoff(n));
+                    on_event(Event::Retry { attempt: n, wait, reason: kind.reason() });
+                    tokio::time::sleep(wait).await;
+                    n += 1;
+                }
+            }
+        }
+    }
+
+    async fn attempt(
+        &self,
+        body: &[u8],
+        on_event: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<Response, Failure> {
+        let cfg = &self.inner.cfg;
+        let mut rb = self.inner.http.post(&self.inner.endpoint).header(CONTENT_TYPE, "application/json");
+        rb = self.auth(rb);
+        if cfg.stream {
+            rb = rb.header(reqwest::header::ACCEPT, "text/event-stream");
+        }
+        let resp = rb.body(body.to_vec()).send().await.map_err(|e| self.target().transport(&e, false))?;
+        let status = resp.status().as_u16();
+        if !resp.status().is_success() {
+            let after = retry_after(resp.headers());
+            let text = resp.text().await.unwrap_or_default();
+            return Err(self.target().status(status, ErrorBody::parse(&text), after));
+        }
+        let ctype =
+            resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
+        if ctype.contains("event-stream") || (cfg.stream && !ctype.contains("json")) {
+            return self.read_stream(resp, on_event).await;
+        }
+        let bytes = resp.bytes().await.map_err(|e| self.target().transport(&e, true))?;
+        let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| Failure::Retry {
+            kind: Retry::Protocol(format!(
+                "the reply is not JSON ({e}): {}",
+                clip(&String::from_utf8_lossy(&bytes[..bytes.len().min(300)]))
+            )),
+            after: None,
+        })?;
+        let parsed = match cfg.kind {
+            ProviderKind::OpenAi => openai::parse_response(&v),
+            ProviderKind::Anthropic => anthropic::parse_response(&v),
+        };
+        parsed.map_err(|e| self.target().wire(e))
+    }
+
+    /// Adds the credentials and protocol headers.
+    pub(super) fn auth(&self, rb: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let cfg = &self.inner.cfg;
+        match (cfg.kind, &cfg.api_key) {
+            (ProviderKind::OpenAi, Some(k)) => rb.bearer_auth(k),
+            (ProviderKind::OpenAi, None) => rb,
+            (ProviderKind::Anthropic, key) => {
+                let rb = rb.header("anthropic-version", anthropic::API_VERSION);
+                match key {
+                    Some(k) => rb.header("x-api-key", k),
+                    None => rb,
+                }
+            }
+        }
+    }
+
+    async fn read_stream(
+        &self,
+        resp: reqwest::Response,
+        on_event: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<Response, Failure> {
+        let mut bytes = resp.bytes_stream();
+        let mut sse = SseDecoder::new();
+        let mut dec = match self.inner.cfg.kind {
+            ProviderKind::OpenAi => Decoder::OpenAi(openai::Stream::new()),
+            ProviderKind::Anthropic => Decoder::Anthropic(anthropic::Stream::new()),
+        };
+        while let Some(chunk) = bytes.next().await {
+            let chunk = chunk.map_err(|e| self.target().transport(&e, true))?;
+            for ev in sse.feed(&chunk) {
+                dec.event(&ev, on_event).map_err(|e| self.target().wire(e))?;
+                if dec.done() {
+                    return Ok(dec.finish());
+                }
+            }
+        }
+        if let Some(ev) = sse.finish() {
+            dec.event(&ev, on_event).map_err(|e| self.target().wire(e))?;
+        }
+        if dec.complete() {
+            return Ok(dec.finish());
+        }
+        Err(Failure::Retry {
+            kind: Retry::Protocol(format!(
+                "the reply stream from {} ended before the reply was complete",
+                self.inner.endpoint
+            )),
+            after: None,
+        })
+    }
+}
+
+/// The streamed reply of either protocol.
+enum Decoder {
+    OpenAi(openai::Stream),
+    Anthropic(anthropic::Stream),
+}
+
+impl Decoder {
+    fn event(&mut self, ev: &SseEvent, out: &mut (dyn FnMut(Event) + Send)) -> Result<(), WireError> {
+        match self {
+            Decoder::OpenAi(s) => s.event(ev, out),
+            Decoder::Anthropic(s) => s.event(ev, out),
+        }
+    }
+
+    fn done(&self) -> bool {
+        match self {
+            Decoder::OpenAi(s) => s.done(),
+            Decoder::Anthropic(s) => s.done(),
+        }
+    }
+
+    fn complete(&self) -> bool {
+        match self {
+            Decoder::OpenAi(s) => s.complete(),
+            Decoder::Anthropic(s) => s.complete(),
+        }
+    }
+
+    fn finish(self) -> Response {
+        match self {
+            Decoder::OpenAi(s) => s.finish(),
+            Decoder::Anthropic(s) => s.finish(),
+        }
+    }
+}

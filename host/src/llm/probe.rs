@@ -1,0 +1,93 @@
+//! Asking the server how large the model's context window is: OpenAI-compatible model lists
+//! (OpenRouter, vLLM, ...), llama.cpp's /props and LM Studio's model info. Never an error.
+
+use super::client::Client;
+use super::config::{ProviderKind, strip_version};
+use serde_json::Value;
+use std::time::Duration;
+
+/// The whole probe gives up after this long.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Field names servers use for the context size.
+const KEYS: [&str; 5] = ["context_length", "max_model_len", "max_context_length", "context_window", "n_ctx"];
+
+impl Client {
+    /// The model's context window as the server reports it, if it does. Anthropic: None.
+    pub async fn context_window(&self) -> Option<u64> {
+        if self.config().kind == ProviderKind::Anthropic {
+            return None;
+        }
+        tokio::time::timeout(PROBE_TIMEOUT, self.probe()).await.ok().flatten()
+    }
+
+    async fn probe(&self) -> Option<u64> {
+        let cfg = self.config();
+        let base = cfg.base_url.as_str();
+        if let Some(n) =
+            self.get_json(&format!("{base}/models")).await.and_then(|v| from_models(&v, &cfg.model))
+        {
+            return Some(n);
+        }
+        let root = strip_version(base);
+        if let Some(n) = self.get_json(&format!("{root}/props")).await.and_then(|v| from_props(&v)) {
+            return Some(n);
+        }
+        let lmstudio = self.get_json(&format!("{root}/api/v0/models/{}", cfg.model)).await?;
+        ["loaded_context_length", "max_context_length"].iter().find_map(|k| positive(&lmstudio[*k]))
+    }
+
+    async fn get_json(&self, url: &str) -> Option<Value> {
+        let rb = self.auth(self.http().get(url).timeout(PROBE_TIMEOUT));
+        let resp = rb.send().await.ok()?;
+        if !resp.status().is_success() {
+            return None;
+        }
+        serde_json::from_slice(&resp.bytes().await.ok()?).ok()
+    }
+}
+
+/// From a model list ({"data": [...]}, or a bare list): the entry for `model`, else the only
+/// entry. With several entries and none matching, nothing: another model's size is no help.
+pub(super) fn from_models(v: &Value, model: &str) -> Option<u64> {
+    let list = v.get("data").or_else(|| v.get("models")).unwrap_or(v).as_array()?;
+    let id = |e: &Value| e["id"].as_str().or_else(|| e["name"].as_str()).unwrap_or("").to_string();
+    let wanted = model.to_ascii_lowercase();
+    let entry = list
+        .iter()
+        .find(|e| id(e) == model)
+        .or_else(|| {
+            list.iter().find(|e| {
+                let id = id(e).to_ascii_lowercase();
+                id == wanted
+                    || id == format!("{wanted}:latest")
+                    || id.rsplit('/').next() == Some(wanted.as_str())
+            })
+        })
+        .or_else(|| if list.len() == 1 { list.first() } else { None })?;
+    window_in(entry)
+}
+
+/// llama.cpp's GET /props: default_generation_settings.n_ctx, or n_ctx.
+pub(super) fn from_props(v: &Value) -> Option<u64> {
+    positive(&v["default_generation_settings"]["n_ctx"]).or_else(|| positive(&v["n_ctx"]))
+}
+
+/// A context size in the entry itself, else in an object nested in it ("meta", "top_provider").
+fn window_in(entry: &Value) -> Option<u64> {
+    let direct = KEYS.iter().find_map(|k| positive(&entry[*k]));
+    direct.or_else(|| {
+        entry
+            .as_object()?
+            .values()
+            .filter(|v| v.is_object())
+            .find_map(|o| KEYS.iter().find_map(|k| positive(&o[*k])))
+    })
+}
+
+fn positive(v: &Value) -> Option<u64> {
+    v.as_u64()
+        .or_else(|| v.as_f64().map(|f| f as u64))
+        .or_else(|| v.as_str()?.parse().ok())
+        .filter(|n| *n > 0)
+}

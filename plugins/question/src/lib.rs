@@ -1,0 +1,17 @@
+//! The `question` built-in tool as a component; the logic is in `agenttools::question`.
+
+use corral_plugin_sdk::{Output, Plugin, Spec, ToolError, Value, host::Host};
+
+struct Tool;
+
+impl Plugin for Tool {
+    fn tools() -> Vec<Spec> {
+        vec![agenttools::question::spec()]
+    }
+
+    fn call(_name: &str, args: Value) -> Result<Output, ToolError> {
+        agenttools::question::run(&Host, &args)
+    }
+}
+
+corral_plugin_sdk::export_plugin!(Tool);

@@ -1,0 +1,429 @@
+//! End-to-end agent sessions: the real `corral` binary against scripted model servers on
+//! 127.0.0.1 (OpenAI-compatible and Anthropic, streaming and not). Assertions are on files,
+//! stdout, exit codes and the request bodies the servers captured.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::model_server::{Captured, Flavor, ModelServer, Reply, Step};
+use support::{Run, Sandbox};
+
+#[derive(Clone, Copy)]
+enum Mode {
+    OpenAiStream,
+    OpenAiPlain,
+    AnthropicStream,
+    AnthropicPlain,
+}
+
+const ALL_MODES: [Mode; 4] =
+    [Mode::OpenAiStream, Mode::OpenAiPlain, Mode::AnthropicStream, Mode::AnthropicPlain];
+
+impl Mode {
+    fn flavor(self) -> Flavor {
+        match self {
+            Mode::OpenAiStream | Mode::OpenAiPlain => Flavor::OpenAi,
+            _ => Flavor::Anthropic,
+        }
+    }
+    fn anthropic(self) -> bool {
+        matches!(self, Mode::AnthropicStream | Mode::AnthropicPlain)
+    }
+    fn stream(self) -> bool {
+        matches!(self, Mode::OpenAiStream | Mode::AnthropicStream)
+    }
+}
+
+/// Runs corral on `task` against `server` with `extra` flags.
+fn corral(sb: &Sandbox, server: &ModelServer, mode: Mode, extra: &[&str], task: &str) -> Run {
+    let url = server.url();
+    let mut args: Vec<&str> = vec!["--base-url", &url, "--model", "test-model"];
+    if mode.anthropic() {
+        args.extend(["--provider", "anthropic"]);
+    }
+    if !mode.stream() {
+        args.push("--no-stream");
+    }
+    args.extend(extra);
+    args.push(task);
+    let out = sb
+        .cmd()
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("CORRAL_RETRY_BASE_MS", "10")
+        .args(&args)
+        .output()
+        .expect("run corral");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn start(mode: Mode, script: Vec<Step>) -> ModelServer {
+    ModelServer::start(mode.flavor(), script)
+}
+
+fn tool(name: &str, args: Value) -> Step {
+    Step::Reply(Reply::tool(name, &args.to_string()))
+}
+
+fn text(t: &str) -> Step {
+    Step::Reply(Reply::text(t))
+}
+
+/// The system prompt of a captured request, in either wire format.
+fn system(c: &Captured) -> String {
+    if let Some(s) = c.body.get("system") {
+        return match s {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+    }
+    c.body["messages"][0]["content"].as_str().unwrap_or_default().to_string()
+}
+
+/// Every tool result text in a captured request, in order, in either wire format.
+fn tool_results(c: &Captured) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in c.body["messages"].as_array().into_iter().flatten() {
+        if m["role"] == "tool" {
+            out.push(m["content"].as_str().unwrap_or_default().to_string());
+        }
+        if let Some(blocks) = m["content"].as_array() {
+            for b in blocks {
+                if b["type"] == "tool_result" {
+                    let c = match &b["content"] {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    out.push(c);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Names of the tools offered in a request, in either wire format.
+fn tool_names(c: &Captured) -> Vec<String> {
+    c.body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| t["function"]["name"].as_str().or(t["name"].as_str()).unwrap_or_default().to_string())
+        .collect()
+}
+
+fn fail(run: &Run) -> String {
+    format!("exit {}\nstdout:\n{}\nstderr:\n{}", run.code, run.stdout, run.stderr)
+}
+
+#[test]
+fn read_grep_edit_answer_in_every_wire_mode() {
+    for mode in ALL_MODES {
+        let sb = Sandbox::new();
+        let server = start(
+            mode,
+            vec![
+                tool("read_file", json!({"file_path": "hello.txt"})),
+                tool("grep", json!({"pattern": "wor"})),
+                tool(
+                    "edit_file",
+                    json!({"file_path": "hello.txt", "old_string": "world", "new_string": "corral"}),
+                ),
+                text("Replaced world with corral in hello.txt."),
+            ],
+        );
+        let run = corral(&sb, &server, mode, &[], "replace world with corral");
+        assert_eq!(run.code, 0, "{}", fail(&run));
+        assert_eq!(run.stdout, "Replaced world with corral in hello.txt.\n", "{}", fail(&run));
+        assert_eq!(std::fs::read_to_string(sb.ws.join("hello.txt")).unwrap(), "hello\ncorral\n");
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 4);
+        let names = tool_names(&reqs[0]);
+        for t in ["read_file", "grep", "edit_file", "write_file", "think", "todo", "question"] {
+            assert!(names.iter().any(|n| n == t), "{t} missing from {names:?}");
+        }
+        let sys = system(&reqs[0]);
+        assert!(sys.contains(&sb.ws.display().to_string()), "workspace root in the prompt");
+        assert!(sys.contains("## Tools") && sys.contains("- read_file:"), "{sys}");
+        assert!(sys.contains("Today is"), "date in the prompt");
+        let results = tool_results(&reqs[3]);
+        assert_eq!(results.len(), 3, "{results:?}");
+        assert!(results[0].contains("1: hello") && results[0].contains("2: world"), "{}", results[0]);
+        assert!(results[1].contains("hello.txt"), "{}", results[1]);
+        assert!(results[2].contains("Edited"), "{}", results[2]);
+        let history = std::fs::read_to_string(sb.ws.join(".corral/HISTORY.md")).unwrap();
+        assert!(history.contains("*replace world with corral*"));
+        assert!(history.contains("Replaced world with corral in hello.txt."));
+    }
+}
+
+#[test]
+fn several_tool_calls_in_one_reply_all_run_in_order() {
+    for mode in [Mode::OpenAiStream, Mode::AnthropicPlain] {
+        let sb = Sandbox::new();
+        std::fs::write(sb.ws.join("b.txt"), "bee\n").unwrap();
+        let server = start(
+            mode,
+            vec![
+                Step::Reply(Reply::tools(vec![
+                    ("read_file", r#"{"file_path":"hello.txt"}"#),
+                    ("read_file", r#"{"file_path":"b.txt"}"#),
+                    ("write_file", r#"{"file_path":"new.txt","content":"fresh\n"}"#),
+                ])),
+                text("done"),
+            ],
+        );
+        let run = corral(&sb, &server, mode, &[], "read both");
+        assert_eq!(run.code, 0, "{}", fail(&run));
+        assert_eq!(std::fs::read_to_string(sb.ws.join("new.txt")).unwrap(), "fresh\n");
+        let results = tool_results(&server.requests()[1]);
+        assert_eq!(results.len(), 3, "{results:?}");
+        assert!(results[0].contains("hello"));
+        assert!(results[1].contains("bee"));
+        assert!(results[2].contains("Wrote"));
+    }
+}
+
+#[test]
+fn malformed_arguments_and_unknown_tools_become_corrections() {
+    let mode = Mode::OpenAiStream;
+    let sb = Sandbox::new();
+    let server = start(
+        mode,
+        vec![
+            Step::Reply(Reply::tool("read_file", r#"{"file_path": "hello.txt"#)),
+            tool("read_file", json!({"path": "hello.txt"})),
+            tool("read_fil", json!({"file_path": "hello.txt"})),
+            tool("read_file", json!({"file_path": "hello.txt"})),
+            text("It says hello world."),
+        ],
+    );
+    let run = corral(&sb, &server, mode, &[], "what does hello.txt say?");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    assert_eq!(run.stdout, "It says hello world.\n");
+    let results = tool_results(&server.requests()[4]);
+    assert!(results[0].contains("not valid JSON"), "{}", results[0]);
+    assert!(results[1].contains("missing required property 'file_path'"), "{}", results[1]);
+    assert!(
+        results[2].contains("no tool named 'read_fil'") && results[2].contains("read_file"),
+        "{}",
+        results[2]
+    );
+    assert!(results[3].contains("1: hello"), "{}", results[3]);
+}
+
+#[test]
+fn rate_limit_with_retry_after_is_waited_out() {
+    for mode in [Mode::OpenAiPlain, Mode::AnthropicStream] {
+        let sb = Sandbox::new();
+        let server = start(
+            mode,
+            vec![
+                Step::Status { code: 429, retry_after: Some("1".into()), body: "slow down".into() },
+                text("ok"),
+            ],
+        );
+        let run = corral(&sb, &server, mode, &[], "hi");
+        assert_eq!(run.code, 0, "{}", fail(&run));
+        assert_eq!(run.stdout, "ok\n");
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 2);
+        let gap = reqs[1].at.duration_since(reqs[0].at);
+        assert!(gap.as_millis() >= 900, "Retry-After honoured: {gap:?}");
+    }
+}
+
+#[test]
+fn server_errors_are_retried_until_success() {
+    let mode = Mode::OpenAiStream;
+    let sb = Sandbox::new();
+    let err = || Step::Status { code: 500, retry_after: None, body: "boom".into() };
+    let server = start(mode, vec![err(), err(), err(), text("recovered")]);
+    let run = corral(&sb, &server, mode, &[], "hi");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    assert_eq!(run.stdout, "recovered\n");
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[test]
+fn a_stream_cut_mid_answer_is_retried() {
+    for mode in [Mode::OpenAiStream, Mode::AnthropicStream] {
+        let sb = Sandbox::new();
+        let server = start(
+            mode,
+            vec![
+                Step::CutStream(Reply::text("this answer will be cut somewhere in the middle")),
+                text("whole answer"),
+            ],
+        );
+        let run = corral(&sb, &server, mode, &[], "hi");
+        assert_eq!(run.code, 0, "{}", fail(&run));
+        assert_eq!(run.stdout, "whole answer\n");
+        assert_eq!(server.requests().len(), 2);
+    }
+}
+
+#[test]
+fn provider_errors_exit_1_with_advice() {
+    let mode = Mode::OpenAiPlain;
+    let sb = Sandbox::new();
+    let server = start(mode, vec![Step::Status { code: 401, retry_after: None, body: "bad key".into() }]);
+    let run = corral(&sb, &server, mode, &[], "hi");
+    assert_eq!(run.code, 1, "{}", fail(&run));
+    assert!(run.stdout.is_empty());
+    assert!(run.stderr.to_lowercase().contains("key"), "{}", run.stderr);
+    assert_eq!(server.requests().len(), 1, "authentication errors are not retried");
+}
+
+#[test]
+fn max_turns_exits_2_and_the_next_run_continues() {
+    let mode = Mode::OpenAiStream;
+    let sb = Sandbox::new();
+    let server = start(
+        mode,
+        vec![
+            tool("todo", json!({"action": "add", "tasks": ["rename the module"]})),
+            tool("read_file", json!({"file_path": "hello.txt"})),
+        ],
+    );
+    let run = corral(&sb, &server, mode, &["--max-turns", "2"], "rename the module");
+    assert_eq!(run.code, 2, "{}", fail(&run));
+    let note = std::fs::read_to_string(sb.ws.join(".corral/continue.md")).expect("continue.md written");
+    assert!(note.contains("rename the module"), "{note}");
+    assert!(note.contains("turn limit"), "{note}");
+    assert!(note.contains("- [ ] rename the module"), "todo in the note: {note}");
+    assert!(note.contains("read_file"), "recent activity: {note}");
+
+    let server = start(mode, vec![text("continued")]);
+    let run = corral(&sb, &server, mode, &[], "go on");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    let sys = system(&server.requests()[0]);
+    assert!(sys.contains("<continue-here>") && sys.contains("rename the module"), "{sys}");
+    assert!(!sb.ws.join(".corral/continue.md").exists(), "the note is used once");
+}
+
+#[test]
+fn think_and_todo_state_reaches_the_next_request() {
+    for mode in [Mode::OpenAiStream, Mode::AnthropicPlain] {
+        let sb = Sandbox::new();
+        let server = start(
+            mode,
+            vec![
+                tool("todo", json!({"action": "add", "tasks": ["write tests", "fix bug"]})),
+                tool("think", json!({"thought": "the bug is in the parser's escape handling"})),
+                tool("todo", json!({"action": "done", "tasks": "write"})),
+                text("done"),
+            ],
+        );
+        let run = corral(&sb, &server, mode, &[], "plan it");
+        assert_eq!(run.code, 0, "{}", fail(&run));
+        let reqs = server.requests();
+        let sys1 = system(&reqs[1]);
+        assert!(sys1.contains("- [ ] write tests") && sys1.contains("- [ ] fix bug"), "{sys1}");
+        let sys3 = system(&reqs[3]);
+        assert!(sys3.contains("- [x] write tests"), "{sys3}");
+        assert!(sys3.contains("the bug is in the parser's escape handling"), "{sys3}");
+        let todo = std::fs::read_to_string(sb.ws.join(".corral/todo.md")).unwrap();
+        assert!(todo.contains("- [x] write tests") && todo.contains("- [ ] fix bug"), "{todo}");
+    }
+}
+
+#[test]
+fn an_idle_todo_list_gets_a_reminder() {
+    let mode = Mode::OpenAiPlain;
+    let sb = Sandbox::new();
+    let read = || tool("read_file", json!({"file_path": "hello.txt"}));
+    let server = start(
+        mode,
+        vec![
+            tool("todo", json!({"action": "add", "tasks": ["step one"]})),
+            read(),
+            read(),
+            read(),
+            text("ok"),
+        ],
+    );
+    let run = corral(&sb, &server, mode, &[], "work");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    let reqs = server.requests();
+    let last = reqs[4].body["messages"].to_string();
+    assert!(last.contains("Reminder: your todo list has 1 unfinished item"), "{last}");
+    assert!(!reqs[3].body["messages"].to_string().contains("Reminder:"), "not before 3 idle turns");
+}
+
+#[test]
+fn question_in_one_shot_tells_the_model_no_one_answers() {
+    let mode = Mode::AnthropicStream;
+    let sb = Sandbox::new();
+    let server =
+        start(mode, vec![tool("question", json!({"question": "Which branch?"})), text("assumed main")]);
+    let run = corral(&sb, &server, mode, &[], "deploy");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].contains("no one can answer"), "{results:?}");
+}
+
+#[test]
+fn instruction_files_and_empty_replies() {
+    let mode = Mode::OpenAiStream;
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("AGENTS.md"), "Always answer in French.\n").unwrap();
+    let server = start(mode, vec![text(""), text("bonjour")]);
+    let run = corral(&sb, &server, mode, &[], "greet");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    assert_eq!(run.stdout, "bonjour\n");
+    let reqs = server.requests();
+    assert!(system(&reqs[0]).contains("Always answer in French."));
+    assert!(reqs[1].body["messages"].to_string().contains("Your last reply was empty"));
+}
+
+#[test]
+fn json_and_stream_json_output_carry_a_schema_version() {
+    let mode = Mode::OpenAiStream;
+    let sb = Sandbox::new();
+    let server = start(mode, vec![tool("read_file", json!({"file_path": "hello.txt"})), text("hello world")]);
+    let run = corral(&sb, &server, mode, &["--output-format", "json"], "read");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    let v: Value = serde_json::from_str(run.stdout.trim()).expect("one JSON object");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["outcome"], "done");
+    assert_eq!(v["answer"], "hello world");
+    assert_eq!(v["stats"]["tool_calls"], 1);
+
+    let server = start(mode, vec![tool("read_file", json!({"file_path": "hello.txt"})), text("hi")]);
+    let run = corral(&sb, &server, mode, &["--output-format", "stream-json"], "read");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    let events: Vec<Value> =
+        run.stdout.lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect();
+    assert!(events.iter().all(|e| e["schema_version"] == 1));
+    let types: Vec<&str> = events.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert_eq!(types.first(), Some(&"start"));
+    assert_eq!(types.last(), Some(&"result"));
+    assert!(types.contains(&"tool_result") && types.contains(&"text"), "{types:?}");
+}
+
+#[test]
+fn the_task_can_come_on_stdin_and_quiet_prints_only_the_answer() {
+    use std::io::Write;
+    let mode = Mode::OpenAiStream;
+    let sb = Sandbox::new();
+    let server = start(mode, vec![tool("read_file", json!({"file_path": "hello.txt"})), text("the answer")]);
+    let url = server.url();
+    let mut child = sb
+        .cmd()
+        .args(["--base-url", &url, "--model", "m", "-q"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"task from stdin").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "the answer\n");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "quiet");
+    assert!(server.requests()[0].body["messages"].to_string().contains("task from stdin"));
+}

@@ -1,0 +1,394 @@
+//! The model client against the scripted model server, both wire formats, streamed and not:
+//! replies and tool calls round-trip, retries and their waits, and each kind of failure.
+
+mod support;
+
+use corral::llm::{
+    Client, ClientConfig, Event, FinishReason, LlmError, Message, Request, Response, RetryPolicy, ToolDef,
+};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use support::model_server::{Flavor, ModelServer, Reply, Step};
+
+const FLAVORS: [Flavor; 2] = [Flavor::OpenAi, Flavor::Anthropic];
+
+fn client(server: &ModelServer, flavor: Flavor, stream: bool) -> Client {
+    client_at(&server.url(), flavor, stream, 4)
+}
+
+fn client_at(url: &str, flavor: Flavor, stream: bool, attempts: u32) -> Client {
+    let provider = match flavor {
+        Flavor::OpenAi => None,
+        Flavor::Anthropic => Some("anthropic"),
+    };
+    let mut cfg =
+        ClientConfig::resolve(provider, Some(url), Some("test-model"), Some("test-key"), &|_| None).unwrap();
+    cfg.stream = stream;
+    cfg.timeout = Duration::from_secs(10);
+    cfg.retry = RetryPolicy { attempts, base: Duration::from_millis(10), max: Duration::from_millis(100) };
+    Client::new(cfg).unwrap()
+}
+
+async fn call(c: &Client, req: &Request) -> (Result<Response, LlmError>, Vec<Event>) {
+    let mut events = Vec::new();
+    let r = c.complete(req, &mut |e| events.push(e)).await;
+    (r, events)
+}
+
+fn read_file_tool() -> ToolDef {
+    ToolDef {
+        name: "read_file".into(),
+        description: "Reads a file.".into(),
+        parameters: json!({"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}),
+    }
+}
+
+fn request(messages: Vec<Message>) -> Request {
+    Request {
+        system: "You are a test.".into(),
+        messages,
+        tools: vec![read_file_tool()],
+        max_tokens: 1000,
+        temperature: None,
+    }
+}
+
+fn streamed_text(events: &[Event]) -> String {
+    events.iter().filter_map(|e| if let Event::Text(t) = e { Some(t.as_str()) } else { None }).collect()
+}
+
+fn retries(events: &[Event]) -> Vec<(u32, Duration)> {
+    events
+        .iter()
+        .filter_map(
+            |e| if let Event::Retry { attempt, wait, .. } = e { Some((*attempt, *wait)) } else { None },
+        )
+        .collect()
+}
+
+/// Tool results of a captured body as (call id, content, is_error), either wire format.
+fn tool_results(body: &Value) -> Vec<(String, String, bool)> {
+    let mut out = Vec::new();
+    for m in body["messages"].as_array().unwrap() {
+        if m["role"] == "tool" {
+            out.push((
+                m["tool_call_id"].as_str().unwrap().into(),
+                m["content"].as_str().unwrap().into(),
+                false,
+            ));
+        }
+        for b in m["content"].as_array().into_iter().flatten().filter(|b| b["type"] == "tool_result") {
+            let err = b["is_error"] == true;
+            out.push((b["tool_use_id"].as_str().unwrap().into(), b["content"].as_str().unwrap().into(), err));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn replies_with_tool_calls_round_trip_in_every_wire_mode() {
+    for flavor in FLAVORS {
+        for stream in [true, false] {
+            let mode = format!("{flavor:?} stream={stream}");
+            let first = Reply::tools(vec![
+                ("read_file", r#"{"file_path":"a.txt"}"#),
+                ("grep", r#"{"pattern":"x y"}"#),
+            ])
+            .with_text("Let me look at both.")
+            .with_reasoning("I should read the file first.");
+            let server =
+                ModelServer::start(flavor, vec![Step::Reply(first), Step::Reply(Reply::text("All done."))]);
+            let c = client(&server, flavor, stream);
+            let mut req = request(vec![Message::user("look")]);
+            let (r, events) = call(&c, &req).await;
+            let r = r.unwrap_or_else(|e| panic!("{mode}: {e}"));
+            assert_eq!(r.text, "Let me look at both.", "{mode}");
+            assert_eq!(r.reasoning.as_deref(), Some("I should read the file first."), "{mode}");
+            assert_eq!(r.finish, FinishReason::ToolCalls, "{mode}");
+            let calls: Vec<(&str, &str)> =
+                r.tool_calls.iter().map(|c| (c.name.as_str(), c.arguments.as_str())).collect();
+            assert_eq!(
+                calls,
+                [("read_file", r#"{"file_path":"a.txt"}"#), ("grep", r#"{"pattern":"x y"}"#)],
+                "{mode}"
+            );
+            assert!(
+                r.tool_calls.iter().all(|c| !c.id.is_empty()) && r.tool_calls[0].id != r.tool_calls[1].id
+            );
+            assert!(r.usage.input_tokens > 0 && r.usage.output_tokens > 0, "{mode}: {:?}", r.usage);
+            if stream {
+                assert_eq!(streamed_text(&events), r.text, "{mode}: text streamed as it came");
+                assert!(
+                    events.iter().filter(|e| matches!(e, Event::Text(_))).count() > 1,
+                    "{mode}: several deltas"
+                );
+                assert!(events.iter().any(|e| matches!(e, Event::Reasoning(_))), "{mode}");
+            } else {
+                assert!(events.is_empty(), "{mode}: {events:?}");
+            }
+
+            req.messages.push(r.to_message());
+            req.messages.push(Message::Tool {
+                call_id: r.tool_calls[0].id.clone(),
+                name: "read_file".into(),
+                content: "1: hello".into(),
+                is_error: false,
+            });
+            req.messages.push(Message::Tool {
+                call_id: r.tool_calls[1].id.clone(),
+                name: "grep".into(),
+                content: "error: no tool named 'grep'".into(),
+                is_error: true,
+            });
+            let (r2, _) = call(&c, &req).await;
+            let r2 = r2.unwrap_or_else(|e| panic!("{mode}: {e}"));
+            assert_eq!((r2.text.as_str(), &r2.finish), ("All done.", &FinishReason::Stop), "{mode}");
+            assert!(r2.tool_calls.is_empty());
+
+            let reqs = server.requests();
+            assert_eq!(reqs.len(), 2, "{mode}");
+            let results = tool_results(&reqs[1].body);
+            let want_err = flavor == Flavor::Anthropic;
+            assert_eq!(
+                results,
+                [
+                    (r.tool_calls[0].id.clone(), "1: hello".to_string(), false),
+                    (r.tool_calls[1].id.clone(), "error: no tool named 'grep'".to_string(), want_err),
+                ],
+                "{mode}"
+            );
+            let b0 = &reqs[0].body;
+            assert_eq!(b0["stream"] == true, stream, "{mode}");
+            assert_eq!(b0["model"], "test-model");
+            let schema = read_file_tool().parameters;
+            match flavor {
+                Flavor::OpenAi => {
+                    assert_eq!(reqs[0].path, "/v1/chat/completions");
+                    assert_eq!(b0["messages"][0], json!({"role": "system", "content": "You are a test."}));
+                    assert_eq!(b0["tools"][0]["function"]["parameters"], schema);
+                    assert_eq!(reqs[0].header("authorization"), Some("Bearer test-key"));
+                    let assistant = &reqs[1].body["messages"][2];
+                    assert_eq!(assistant["tool_calls"][1]["function"]["arguments"], r#"{"pattern":"x y"}"#);
+                }
+                Flavor::Anthropic => {
+                    assert_eq!(reqs[0].path, "/v1/messages");
+                    assert_eq!(b0["system"], "You are a test.");
+                    assert_eq!(b0["tools"][0]["input_schema"], schema);
+                    assert_eq!(reqs[0].header("x-api-key"), Some("test-key"));
+                    assert_eq!(reqs[0].header("anthropic-version"), Some("2023-06-01"));
+                    let msgs = reqs[1].body["messages"].as_array().unwrap();
+                    assert_eq!(msgs.len(), 3, "both results in one user message: {msgs:?}");
+                    assert_eq!(msgs[1]["content"][1]["input"], json!({"file_path": "a.txt"}));
+                }
+            }
+            let ua = reqs[0].header("user-agent").unwrap_or_default();
+            assert!(ua.starts_with("corral/"), "{ua}");
+            assert_eq!(server.remaining(), 0);
+        }
+    }
+}
+
+#[tokio::test]
+async fn malformed_tool_arguments_arrive_as_written() {
+    let raw = r#"{"file_path": "hello.txt"#;
+    for flavor in FLAVORS {
+        let server = ModelServer::start(flavor, vec![Step::Reply(Reply::tool("read_file", raw))]);
+        let (r, _) = call(&client(&server, flavor, true), &request(vec![Message::user("go")])).await;
+        let r = r.unwrap();
+        assert_eq!(r.tool_calls.len(), 1);
+        assert_eq!(r.tool_calls[0].arguments, raw, "{flavor:?}");
+    }
+}
+
+#[tokio::test]
+async fn rate_limit_waits_for_retry_after() {
+    for (flavor, stream) in [(Flavor::OpenAi, false), (Flavor::Anthropic, true)] {
+        let limited = Step::Status { code: 429, retry_after: Some("1".into()), body: "slow down".into() };
+        let server = ModelServer::start(flavor, vec![limited, Step::Reply(Reply::text("ok"))]);
+        let (r, events) = call(&client(&server, flavor, stream), &request(vec![Message::user("hi")])).await;
+        assert_eq!(r.unwrap().text, "ok");
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 2);
+        let gap = reqs[1].at.duration_since(reqs[0].at);
+        assert!(gap >= Duration::from_millis(950), "Retry-After: 1 honoured, not the 10 ms backoff: {gap:?}");
+        assert_eq!(retries(&events), [(1, Duration::from_secs(1))]);
+    }
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_with_backoff_until_success() {
+    let boom =
+        || Step::Status { code: 500, retry_after: None, body: r#"{"error":{"message":"boom"}}"#.into() };
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![boom(), boom(), boom(), Step::Reply(Reply::text("recovered"))],
+    );
+    let (r, events) = call(&client(&server, Flavor::OpenAi, true), &request(vec![Message::user("hi")])).await;
+    assert_eq!(r.unwrap().text, "recovered");
+    assert_eq!(server.requests().len(), 4);
+    let waits = retries(&events);
+    assert_eq!(waits.iter().map(|w| w.0).collect::<Vec<_>>(), [1, 2, 3]);
+    for (n, wait) in waits {
+        let nominal = Duration::from_millis(10 * (1 << (n - 1)));
+        assert!(wait >= nominal.mul_f64(0.74) && wait <= nominal.mul_f64(1.26), "attempt {n}: {wait:?}");
+    }
+}
+
+#[tokio::test]
+async fn server_errors_give_up_when_the_attempts_run_out() {
+    let busy = || Step::Status { code: 503, retry_after: None, body: "upstream overloaded".into() };
+    let server = ModelServer::start(Flavor::Anthropic, vec![busy(), busy(), busy()]);
+    let c = client_at(&server.url(), Flavor::Anthropic, false, 3);
+    let (r, events) = call(&c, &request(vec![Message::user("hi")])).await;
+    match r {
+        Err(LlmError::Server { status: 503, ref message, attempts: 3 }) => {
+            assert!(message.contains("upstream overloaded"))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(retries(&events).len(), 2);
+}
+
+#[tokio::test]
+async fn a_cut_stream_is_retried_and_its_text_declared_void() {
+    let long = "this answer will be cut somewhere in the middle of it";
+    for flavor in FLAVORS {
+        let server = ModelServer::start(
+            flavor,
+            vec![Step::CutStream(Reply::text(long)), Step::Reply(Reply::text("whole answer"))],
+        );
+        let (r, events) = call(&client(&server, flavor, true), &request(vec![Message::user("hi")])).await;
+        assert_eq!(r.unwrap().text, "whole answer", "{flavor:?}");
+        assert_eq!(server.requests().len(), 2);
+        let retry_at = events.iter().position(|e| matches!(e, Event::Retry { .. })).expect("a retry event");
+        let void = streamed_text(&events[..retry_at]);
+        assert!(!void.is_empty() && long.starts_with(&void) && void != long, "{flavor:?}: {void:?}");
+        assert_eq!(streamed_text(&events[retry_at..]), "whole answer");
+    }
+}
+
+#[tokio::test]
+async fn a_truncated_json_reply_is_retried() {
+    for flavor in FLAVORS {
+        let server = ModelServer::start(
+            flavor,
+            vec![Step::CutStream(Reply::text("half")), Step::Reply(Reply::text("whole"))],
+        );
+        let (r, events) = call(&client(&server, flavor, false), &request(vec![Message::user("hi")])).await;
+        assert_eq!(r.unwrap().text, "whole", "{flavor:?}");
+        assert_eq!(retries(&events).len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn context_overflow_is_reported_at_once_with_the_limit() {
+    for flavor in FLAVORS {
+        for stream in [true, false] {
+            let server = ModelServer::start(flavor, vec![Step::Overflow, Step::Reply(Reply::text("never"))]);
+            let (r, events) =
+                call(&client(&server, flavor, stream), &request(vec![Message::user("hi")])).await;
+            let e = r.unwrap_err();
+            assert!(e.is_context_overflow(), "{flavor:?}: {e}");
+            assert!(matches!(e, LlmError::ContextOverflow { limit: Some(8192), .. }), "{e:?}");
+            assert_eq!(server.requests().len(), 1, "never retried");
+            assert!(events.is_empty());
+        }
+    }
+}
+
+#[tokio::test]
+async fn bad_credentials_are_not_retried() {
+    for flavor in FLAVORS {
+        let server = ModelServer::start(
+            flavor,
+            vec![Step::Status {
+                code: 401,
+                retry_after: None,
+                body: r#"{"error":{"message":"invalid x-api-key"}}"#.into(),
+            }],
+        );
+        let (r, _) = call(&client(&server, flavor, true), &request(vec![Message::user("hi")])).await;
+        match r {
+            Err(e @ LlmError::Auth { status: 401, .. }) => {
+                let text = e.to_string();
+                assert!(text.contains("invalid x-api-key") && text.contains("CORRAL_API_KEY"), "{text}");
+                if flavor == Flavor::Anthropic {
+                    assert!(text.contains("ANTHROPIC_API_KEY"), "{text}");
+                }
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(server.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn other_client_errors_carry_the_servers_message() {
+    let body = r#"{"error":{"message":"model 'test-model' not found, try pulling it first"}}"#;
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![Step::Status { code: 404, retry_after: None, body: body.into() }],
+    );
+    let (r, _) = call(&client(&server, Flavor::OpenAi, false), &request(vec![Message::user("hi")])).await;
+    match r {
+        Err(e @ LlmError::Request { status: 404, .. }) => {
+            let text = e.to_string();
+            assert!(text.contains("try pulling it first") && text.contains("--model"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn an_unreachable_server_is_a_transport_error_after_the_attempts() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("http://127.0.0.1:{port}");
+    let c = client_at(&url, Flavor::OpenAi, true, 3);
+    let (r, events) = call(&c, &request(vec![Message::user("hi")])).await;
+    match r {
+        Err(e @ LlmError::Transport { attempts: 3, .. }) => {
+            let text = e.to_string();
+            assert!(text.contains(&url) && text.contains("running"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(retries(&events).len(), 2);
+}
+
+#[tokio::test]
+async fn a_slow_server_times_out_and_is_retried() {
+    let slow = || Step::Delay(Duration::from_secs(3), Box::new(Step::Reply(Reply::text("late"))));
+    let server = ModelServer::start(Flavor::OpenAi, vec![slow(), Step::Reply(Reply::text("in time"))]);
+    let mut cfg = client(&server, Flavor::OpenAi, true).config().clone();
+    cfg.timeout = Duration::from_millis(300);
+    let started = Instant::now();
+    let (r, events) = call(&Client::new(cfg).unwrap(), &request(vec![Message::user("hi")])).await;
+    assert_eq!(r.unwrap().text, "in time");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let Some(Event::Retry { reason, .. }) = events.iter().find(|e| matches!(e, Event::Retry { .. })) else {
+        panic!("{events:?}")
+    };
+    assert!(reason.contains("timed out"), "{reason}");
+}
+
+#[tokio::test]
+async fn the_context_window_comes_from_the_model_list() {
+    let server = ModelServer::start(Flavor::OpenAi, vec![]);
+    let c = client(&server, Flavor::OpenAi, true);
+    assert_eq!(c.context_window().await, None, "not offered");
+    server.set_context_window(32768);
+    assert_eq!(c.context_window().await, Some(32768));
+    assert!(server.requests().is_empty(), "probes are not completions");
+    assert_eq!(client(&server, Flavor::Anthropic, true).context_window().await, None);
+}
+
+#[tokio::test]
+async fn an_exhausted_script_fails_clearly() {
+    let server = ModelServer::start(Flavor::OpenAi, vec![]);
+    let (r, _) =
+        call(&client_at(&server.url(), Flavor::OpenAi, false, 1), &request(vec![Message::user("hi")])).await;
+    let e = r.unwrap_err();
+    assert!(e.to_string().contains("model server script exhausted"), "{e}");
+}

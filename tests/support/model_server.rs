@@ -1,0 +1,514 @@
+//! A scripted model server for tests: real HTTP/1.1 on 127.0.0.1 answering completion requests
+//! from a script (replies, error statuses, cut streams, overflows, delays), OpenAI or Anthropic.
+
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The wire format the server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    OpenAi,
+    Anthropic,
+}
+
+/// One model reply: text, optional reasoning, and tool calls as (name, raw arguments text).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reply {
+    pub text: String,
+    pub reasoning: Option<String>,
+    pub tool_calls: Vec<(String, String)>,
+}
+
+impl Reply {
+    pub fn text(t: impl Into<String>) -> Reply {
+        Reply { text: t.into(), ..Reply::default() }
+    }
+
+    /// One tool call; `args` is sent as given, so it may be malformed on purpose.
+    pub fn tool(name: &str, args: &str) -> Reply {
+        Reply { tool_calls: vec![(name.to_string(), args.to_string())], ..Reply::default() }
+    }
+
+    pub fn tools(calls: Vec<(&str, &str)>) -> Reply {
+        let tool_calls = calls.into_iter().map(|(n, a)| (n.to_string(), a.to_string())).collect();
+        Reply { tool_calls, ..Reply::default() }
+    }
+
+    pub fn with_text(mut self, t: impl Into<String>) -> Reply {
+        self.text = t.into();
+        self
+    }
+
+    pub fn with_reasoning(mut self, r: impl Into<String>) -> Reply {
+        self.reasoning = Some(r.into());
+        self
+    }
+}
+
+/// What the server does with the next completion request.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// Answered as JSON or SSE according to the request's "stream" field.
+    Reply(Reply),
+    /// An error status with an optional Retry-After header and a body (JSON or text).
+    Status { code: u16, retry_after: Option<String>, body: String },
+    /// About half of the reply's events (at least one text delta), then the connection closes
+    /// without the terminal event; a non-streamed request gets half a JSON body.
+    CutStream(Reply),
+    /// The flavor's real context-overflow error (limit 8192).
+    Overflow,
+    /// Waits, then does the inner step.
+    Delay(Duration, Box<Step>),
+}
+
+/// A completion request as received.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    pub method: String,
+    pub path: String,
+    /// Header names lowercased.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body, Null when empty or not JSON.
+    pub body: Value,
+    pub at: Instant,
+}
+
+impl Captured {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Default)]
+struct State {
+    script: VecDeque<Step>,
+    requests: Vec<Captured>,
+    window: Option<u64>,
+}
+
+struct Shared {
+    flavor: Flavor,
+    state: Mutex<State>,
+    stop: AtomicBool,
+    next_id: AtomicU64,
+}
+
+/// The running server; stops when dropped.
+pub struct ModelServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl ModelServer {
+    pub fn start(flavor: Flavor, script: Vec<Step>) -> ModelServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the model server");
+        let addr = listener.local_addr().expect("model server address");
+        let shared = Arc::new(Shared {
+            flavor,
+            state: Mutex::new(State { script: script.into(), ..State::default() }),
+            stop: AtomicBool::new(false),
+            next_id: AtomicU64::new(1),
+        });
+        let s = shared.clone();
+        let accept = std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if s.stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                let s = s.clone();
+                std::thread::spawn(move || {
+                    let _ = serve(&s, conn);
+                });
+            }
+        });
+        ModelServer { addr, shared, accept: Some(accept) }
+    }
+
+    /// "http://127.0.0.1:PORT", without "/v1".
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The completion requests received so far, in order.
+    pub fn requests(&self) -> Vec<Captured> {
+        self.state().requests.clone()
+    }
+
+    /// Makes GET /v1/models report this context length for "test-model".
+    pub fn set_context_window(&self, n: u64) {
+        self.state().window = Some(n);
+    }
+
+    /// Script steps not used yet.
+    pub fn remaining(&self) -> usize {
+        self.state().script.len()
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.shared.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop so it sees the flag.
+        let _ = TcpStream::connect(self.addr);
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Answers one request on `conn`, then closes it.
+fn serve(shared: &Shared, mut conn: TcpStream) -> std::io::Result<()> {
+    conn.set_read_timeout(Some(Duration::from_secs(30)))?;
+    let Some(req) = read_request(&conn)? else { return Ok(()) };
+    let completion = match shared.flavor {
+        Flavor::OpenAi => "/v1/chat/completions",
+        Flavor::Anthropic => "/v1/messages",
+    };
+    if req.method == "GET" && req.path == "/v1/models" {
+        let window = shared.state.lock().unwrap_or_else(|p| p.into_inner()).window;
+        let mut entry = json!({"id": "test-model", "object": "model"});
+        if let Some(n) = window {
+            entry["context_length"] = json!(n);
+        }
+        return respond(
+            &mut conn,
+            200,
+            &[],
+            json!({"object": "list", "data": [entry]}).to_string().as_bytes(),
+        );
+    }
+    if req.method != "POST" || req.path != completion {
+        let body = json!({"error": {"message": format!("no route for {} {}", req.method, req.path)}});
+        return respond(&mut conn, 404, &[], body.to_string().as_bytes());
+    }
+    let step = {
+        let mut st = shared.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.requests.push(req.clone());
+        st.script.pop_front()
+    };
+    match step {
+        Some(step) => run(shared, &mut conn, &req, step),
+        None => respond(&mut conn, 500, &[], b"model server script exhausted"),
+    }
+}
+
+fn run(shared: &Shared, conn: &mut TcpStream, req: &Captured, step: Step) -> std::io::Result<()> {
+    let stream = req.body["stream"] == true;
+    let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+    let model = req.body["model"].as_str().unwrap_or("test-model").to_string();
+    let prompt_tokens = (req.body.to_string().len() / 4) as u64;
+    let wire = Wire { flavor: shared.flavor, id, model, prompt_tokens };
+    match step {
+        Step::Reply(r) if stream => {
+            start_sse(conn)?;
+            for e in wire.events(&r).0 {
+                conn.write_all(e.as_bytes())?;
+                conn.flush()?;
+            }
+            conn.shutdown(Shutdown::Both)
+        }
+        Step::Reply(r) => respond(conn, 200, &[], wire.body(&r).to_string().as_bytes()),
+        Step::Status { code, retry_after, body } => {
+            let headers: Vec<(&str, String)> = retry_after.into_iter().map(|v| ("Retry-After", v)).collect();
+            respond(conn, code, &headers, body.as_bytes())
+        }
+        Step::CutStream(r) if stream => {
+            let (events, first_text, finish_at) = wire.events(&r);
+            let cut = (events.len() / 2).max(first_text.map_or(0, |i| i + 1)).min(finish_at);
+            start_sse(conn)?;
+            for e in &events[..cut] {
+                conn.write_all(e.as_bytes())?;
+                conn.flush()?;
+            }
+            // Half a line of the next event, as when a connection dies mid-write.
+            conn.write_all(b"data: {\"choi")?;
+            conn.flush()?;
+            conn.shutdown(Shutdown::Both)
+        }
+        Step::CutStream(r) => {
+            let body = wire.body(&r).to_string();
+            let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n";
+            conn.write_all(head.as_bytes())?;
+            conn.write_all(&body.as_bytes()[..body.len() / 2])?;
+            conn.flush()?;
+            conn.shutdown(Shutdown::Both)
+        }
+        Step::Overflow => {
+            let body = match shared.flavor {
+                Flavor::OpenAi => json!({"error": {
+                    "message": "This model's maximum context length is 8192 tokens. However, your messages \
+                                resulted in 9000 tokens. Please reduce the length of the messages.",
+                    "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded",
+                }}),
+                Flavor::Anthropic => json!({"type": "error", "error": {
+                    "type": "invalid_request_error", "message": "prompt is too long: 9000 tokens > 8192 maximum",
+                }}),
+            };
+            respond(conn, 400, &[], body.to_string().as_bytes())
+        }
+        Step::Delay(d, inner) => {
+            std::thread::sleep(d);
+            run(shared, conn, req, *inner)
+        }
+    }
+}
+
+/// Reads one request: line, headers, Content-Length body. None if the peer just closed.
+fn read_request(conn: &TcpStream) -> std::io::Result<Option<Captured>> {
+    let mut r = BufReader::new(conn);
+    let mut line = String::new();
+    if r.read_line(&mut line)? == 0 {
+        return Ok(None);
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_string();
+    let path = parts.next().unwrap_or_default().to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        if r.read_line(&mut h)? == 0 || h.trim().is_empty() {
+            break;
+        }
+        if let Some((n, v)) = h.split_once(':') {
+            headers.push((n.trim().to_ascii_lowercase(), v.trim().to_string()));
+        }
+    }
+    let len =
+        headers.iter().find(|(n, _)| n == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+    let mut body = vec![0; len];
+    r.read_exact(&mut body)?;
+    let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    Ok(Some(Captured { method, path, headers, body, at: Instant::now() }))
+}
+
+fn respond(conn: &mut TcpStream, code: u16, headers: &[(&str, String)], body: &[u8]) -> std::io::Result<()> {
+    let ctype = if serde_json::from_slice::<Value>(body).is_ok() { "application/json" } else { "text/plain" };
+    let mut head = format!(
+        "HTTP/1.1 {code} {}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        reason(code),
+        body.len()
+    );
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    conn.write_all(head.as_bytes())?;
+    conn.write_all(body)?;
+    conn.flush()?;
+    conn.shutdown(Shutdown::Both)
+}
+
+fn start_sse(conn: &mut TcpStream) -> std::io::Result<()> {
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
+    conn.write_all(head.as_bytes())?;
+    conn.flush()
+}
+
+fn reason(code: u16) -> &'static str {
+    match code {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        _ => "Status",
+    }
+}
+
+/// Splits `s` into a few pieces on char boundaries (one piece per ~4 chars, at most 6).
+fn pieces(s: &str) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    if chars.is_empty() {
+        return Vec::new();
+    }
+    let size = chars.len().div_ceil(6).max(4);
+    chars.chunks(size).map(|c| c.iter().collect()).collect()
+}
+
+/// How one reply is written in the server's flavor.
+struct Wire {
+    flavor: Flavor,
+    id: u64,
+    model: String,
+    prompt_tokens: u64,
+}
+
+impl Wire {
+    fn call_id(&self, i: usize) -> String {
+        match self.flavor {
+            Flavor::OpenAi => format!("call_{}_{i}", self.id),
+            Flavor::Anthropic => format!("toolu_{}_{i}", self.id),
+        }
+    }
+
+    fn output_tokens(r: &Reply) -> u64 {
+        let args: usize = r.tool_calls.iter().map(|(n, a)| n.len() + a.len()).sum();
+        ((r.text.len() + r.reasoning.as_deref().map_or(0, str::len) + args) / 4 + 1) as u64
+    }
+
+    /// The whole JSON reply.
+    fn body(&self, r: &Reply) -> Value {
+        let out = Self::output_tokens(r);
+        match self.flavor {
+            Flavor::OpenAi => {
+                let calls: Vec<Value> = (r.tool_calls.iter().enumerate())
+                    .map(|(i, (n, a))| json!({"id": self.call_id(i), "type": "function", "function": {"name": n, "arguments": a}}))
+                    .collect();
+                let mut msg = json!({"role": "assistant", "content": r.text});
+                if let Some(re) = &r.reasoning {
+                    msg["reasoning_content"] = json!(re);
+                }
+                if !calls.is_empty() {
+                    msg["tool_calls"] = Value::Array(calls);
+                }
+                let finish = if r.tool_calls.is_empty() { "stop" } else { "tool_calls" };
+                json!({
+                    "id": format!("chatcmpl-{}", self.id), "object": "chat.completion", "created": 0,
+                    "model": self.model,
+                    "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
+                    "usage": {"prompt_tokens": self.prompt_tokens, "completion_tokens": out,
+                              "total_tokens": self.prompt_tokens + out},
+                })
+            }
+            Flavor::Anthropic => {
+                let mut content = Vec::new();
+                if let Some(re) = &r.reasoning {
+                    content.push(json!({"type": "thinking", "thinking": re, "signature": "sig"}));
+                }
+                if !r.text.is_empty() {
+                    content.push(json!({"type": "text", "text": r.text}));
+                }
+                for (i, (n, a)) in r.tool_calls.iter().enumerate() {
+                    let input = serde_json::from_str::<Value>(a).unwrap_or_else(|_| Value::String(a.clone()));
+                    content
+                        .push(json!({"type": "tool_use", "id": self.call_id(i), "name": n, "input": input}));
+                }
+                json!({
+                    "id": format!("msg_{}", self.id), "type": "message", "role": "assistant",
+                    "model": self.model, "content": content,
+                    "stop_reason": if r.tool_calls.is_empty() { "end_turn" } else { "tool_use" },
+                    "stop_sequence": null,
+                    "usage": {"input_tokens": self.prompt_tokens, "output_tokens": out},
+                })
+            }
+        }
+    }
+
+    /// The SSE events of a streamed reply, the index of the first text delta, and the index
+    /// of the first event that ends the reply.
+    fn events(&self, r: &Reply) -> (Vec<String>, Option<usize>, usize) {
+        match self.flavor {
+            Flavor::OpenAi => self.openai_events(r),
+            Flavor::Anthropic => self.anthropic_events(r),
+        }
+    }
+
+    fn openai_events(&self, r: &Reply) -> (Vec<String>, Option<usize>, usize) {
+        let chunk = |delta: Value, finish: Value| {
+            let c = json!({
+                "id": format!("chatcmpl-{}", self.id), "object": "chat.completion.chunk", "created": 0,
+                "model": self.model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            });
+            format!("data: {c}\n\n")
+        };
+        let mut ev = vec![": the test model is thinking\n\n".to_string()];
+        ev.push(chunk(json!({"role": "assistant", "content": ""}), Value::Null));
+        for p in pieces(r.reasoning.as_deref().unwrap_or_default()) {
+            ev.push(chunk(json!({"reasoning_content": p}), Value::Null));
+        }
+        let mut first_text = None;
+        for p in pieces(&r.text) {
+            first_text.get_or_insert(ev.len());
+            ev.push(chunk(json!({"content": p}), Value::Null));
+        }
+        for (i, (name, args)) in r.tool_calls.iter().enumerate() {
+            let start = json!({"index": i, "id": self.call_id(i), "type": "function",
+                               "function": {"name": name, "arguments": ""}});
+            ev.push(chunk(json!({"tool_calls": [start]}), Value::Null));
+            for p in pieces(args) {
+                ev.push(chunk(
+                    json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}),
+                    Value::Null,
+                ));
+            }
+        }
+        let finish_at = ev.len();
+        let finish = if r.tool_calls.is_empty() { "stop" } else { "tool_calls" };
+        ev.push(chunk(json!({}), json!(finish)));
+        let out = Self::output_tokens(r);
+        let usage = json!({
+            "id": format!("chatcmpl-{}", self.id), "object": "chat.completion.chunk", "created": 0,
+            "model": self.model, "choices": [],
+            "usage": {"prompt_tokens": self.prompt_tokens, "completion_tokens": out,
+                      "total_tokens": self.prompt_tokens + out},
+        });
+        ev.push(format!("data: {usage}\n\n"));
+        ev.push("data: [DONE]\n\n".to_string());
+        (ev, first_text, finish_at)
+    }
+
+    fn anthropic_events(&self, r: &Reply) -> (Vec<String>, Option<usize>, usize) {
+        let event = |v: Value| format!("event: {}\ndata: {v}\n\n", v["type"].as_str().unwrap_or("message"));
+        let mut ev = vec![event(json!({"type": "message_start", "message": {
+            "id": format!("msg_{}", self.id), "type": "message", "role": "assistant", "model": self.model,
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": self.prompt_tokens, "output_tokens": 1},
+        }}))];
+        ev.push(event(json!({"type": "ping"})));
+        let mut index = 0;
+        let mut block = |ev: &mut Vec<String>, start: Value, deltas: Vec<Value>| -> usize {
+            ev.push(event(json!({"type": "content_block_start", "index": index, "content_block": start})));
+            let first = ev.len();
+            for d in deltas {
+                ev.push(event(json!({"type": "content_block_delta", "index": index, "delta": d})));
+            }
+            ev.push(event(json!({"type": "content_block_stop", "index": index})));
+            index += 1;
+            first
+        };
+        if let Some(re) = &r.reasoning {
+            let mut d: Vec<Value> =
+                pieces(re).into_iter().map(|p| json!({"type": "thinking_delta", "thinking": p})).collect();
+            d.push(json!({"type": "signature_delta", "signature": "sig"}));
+            block(&mut ev, json!({"type": "thinking", "thinking": ""}), d);
+        }
+        let mut first_text = None;
+        if !r.text.is_empty() {
+            let d = pieces(&r.text).into_iter().map(|p| json!({"type": "text_delta", "text": p})).collect();
+            first_text = Some(block(&mut ev, json!({"type": "text", "text": ""}), d));
+        }
+        for (i, (name, args)) in r.tool_calls.iter().enumerate() {
+            let start = json!({"type": "tool_use", "id": self.call_id(i), "name": name, "input": {}});
+            let d = pieces(args)
+                .into_iter()
+                .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
+                .collect();
+            block(&mut ev, start, d);
+        }
+        let finish_at = ev.len();
+        let stop = if r.tool_calls.is_empty() { "end_turn" } else { "tool_use" };
+        ev.push(event(
+            json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
+                              "usage": {"output_tokens": Self::output_tokens(r)}}),
+        ));
+        ev.push(event(json!({"type": "message_stop"})));
+        (ev, first_text, finish_at)
+    }
+}
