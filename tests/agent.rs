@@ -427,3 +427,138 @@ fn the_task_can_come_on_stdin_and_quiet_prints_only_the_answer() {
     assert_eq!(String::from_utf8_lossy(&out.stderr), "", "quiet");
     assert!(server.requests()[0].body["messages"].to_string().contains("task from stdin"));
 }
+
+#[test]
+fn ctrl_c_stops_the_session_with_130_and_leaves_a_note() {
+    let mode = Mode::OpenAiStream;
+    let sb = Sandbox::new();
+    let server = start(
+        mode,
+        vec![
+            tool("read_file", json!({"file_path": "hello.txt"})),
+            Step::Delay(std::time::Duration::from_secs(20), Box::new(text("too late"))),
+        ],
+    );
+    let url = server.url();
+    let child = sb
+        .cmd()
+        .args(["--base-url", &url, "--model", "m", "summarise hello.txt"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while server.requests().len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "the second request never came");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed().as_secs() < 10, "stopped promptly, not after the model's reply");
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty());
+    let note = std::fs::read_to_string(sb.ws.join(".corral/continue.md")).expect("continue.md");
+    assert!(note.contains("interrupted") && note.contains("summarise hello.txt"), "{note}");
+}
+
+/// Runs the interactive session in a pseudo-terminal (util-linux `script`), typing `lines`,
+/// and returns everything the terminal showed.
+fn repl(sb: &Sandbox, server: &ModelServer, lines: &[&str]) -> String {
+    use std::io::Write;
+    let cmd = format!(
+        "{} --base-url {} --model test-model --color never",
+        env!("CARGO_BIN_EXE_corral"),
+        server.url()
+    );
+    let mut child = std::process::Command::new("script")
+        .args(["-qfec", &cmd, "/dev/null"])
+        .current_dir(&sb.ws)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sb.tmp.path().join("home"))
+        .env("CORRAL_CONFIG_DIR", &sb.config)
+        .env("CORRAL_CACHE_DIR", Sandbox::cache_dir())
+        .env("CORRAL_RETRY_BASE_MS", "10")
+        .env("TERM", "dumb")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run script(1)");
+    let mut stdin = child.stdin.take().unwrap();
+    for l in lines {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        stdin.write_all(l.as_bytes()).unwrap();
+        if !l.starts_with('\x03') {
+            stdin.write_all(b"\r").unwrap();
+        }
+        stdin.flush().unwrap();
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_interactive_session_keeps_context_and_answers_slash_commands() {
+    let sb = Sandbox::new();
+    let server = start(
+        Mode::OpenAiStream,
+        vec![
+            tool("todo", json!({"action": "add", "tasks": ["look around"]})),
+            text("first answer"),
+            text("second answer"),
+            text("after clear"),
+        ],
+    );
+    server.set_context_window(16384);
+    let out = repl(
+        &sb,
+        &server,
+        &["hello there", "/status", "and again", "/tools", "/clear", "fresh start", "/exit"],
+    );
+    assert!(out.contains("first answer") && out.contains("second answer"), "{out}");
+    assert!(out.contains("1 unfinished"), "/status shows the todo count: {out}");
+    assert!(out.contains("16384 tokens (from the server's model list)"), "{out}");
+    assert!(out.contains("read_file"), "/tools lists tools: {out}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4, "{out}");
+    let second = reqs[2].body["messages"].to_string();
+    assert!(second.contains("hello there") && second.contains("and again"), "context kept: {second}");
+    let after = &reqs[3];
+    let msgs = after.body["messages"].to_string();
+    assert!(!msgs.contains("hello there") && msgs.contains("fresh start"), "/clear forgets: {msgs}");
+    assert!(!system(after).contains("look around"), "/clear resets the todo list");
+}
+
+#[test]
+fn ctrl_c_in_the_interactive_session_stops_the_turn_not_the_session() {
+    let sb = Sandbox::new();
+    let server = start(
+        Mode::OpenAiStream,
+        vec![Step::Delay(std::time::Duration::from_secs(30), Box::new(text("too late"))), text("still here")],
+    );
+    let started = std::time::Instant::now();
+    let out = repl(&sb, &server, &["a slow task", "\x03", "next task", "/exit"]);
+    assert!(started.elapsed().as_secs() < 20, "the slow reply was not awaited: {out}");
+    assert!(out.contains("interrupted"), "{out}");
+    assert!(out.contains("still here"), "the session went on: {out}");
+    assert!(!out.contains("too late"));
+}
+
+#[test]
+fn a_question_in_the_interactive_session_is_answered_by_the_person() {
+    let sb = Sandbox::new();
+    let server = start(
+        Mode::OpenAiStream,
+        vec![tool("question", json!({"question": "Which colour?", "options": ["red", "blue"]})), text("blue it is")],
+    );
+    let out = repl(&sb, &server, &["paint it", "2", "/exit"]);
+    assert!(out.contains("Which colour?") && out.contains("2. blue"), "{out}");
+    assert!(out.contains("blue it is"), "{out}");
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].contains("blue") && !results[0].contains("no one can answer"), "{results:?}");
+}

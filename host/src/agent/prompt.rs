@@ -113,10 +113,15 @@ impl StaticParts {
 /// The first sentence (or line) of a description, for the catalogue.
 pub fn first_sentence(description: &str) -> &str {
     let line = description.lines().next().unwrap_or("");
-    match line.find(". ") {
-        Some(i) => &line[..=i],
-        None => line,
+    let mut from = 0;
+    while let Some(i) = line[from..].find(". ").map(|i| i + from) {
+        let word = line[..i].rsplit(' ').next().unwrap_or("");
+        if !matches!(word, "e.g" | "i.e" | "etc" | "vs") {
+            return &line[..=i];
+        }
+        from = i + 2;
     }
+    line
 }
 
 /// `CLAUDE.md` and `AGENTS.md` from the workspace root, each capped, wrapped in tags.
@@ -187,5 +192,6 @@ mod tests {
     fn first_sentence_stops_at_a_period() {
         assert_eq!(first_sentence("Reads a file. More."), "Reads a file.");
         assert_eq!(first_sentence("Line one\nline two"), "Line one");
+        assert_eq!(first_sentence("Search (e.g. a|b). Then."), "Search (e.g. a|b).");
     }
 }

@@ -22,9 +22,7 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
 
 /// The first sentence or line of a description, at most 100 characters.
 fn summary(description: &str) -> String {
-    let line = description.lines().next().unwrap_or("");
-    let end = line.find(". ").map(|i| i + 1).unwrap_or(line.len());
-    let s = &line[..end];
+    let s = crate::agent::prompt::first_sentence(description);
     if s.chars().count() > 100 {
         format!("{}...", s.chars().take(97).collect::<String>())
     } else {

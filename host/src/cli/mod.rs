@@ -94,7 +94,7 @@ pub struct GlobalArgs {
     /// First retry delay in milliseconds, doubled each attempt [default: 1000]
     #[arg(long, global = true, value_name = "MS", hide = true)]
     pub retry_base_ms: Option<u64>,
-    /// Seconds to wait for one model request [default: 600]
+    /// Seconds the model server may stay silent (before replying or mid-stream) [default: 600]
     #[arg(long, global = true, value_name = "SECS", help_heading = "Model")]
     pub provider_timeout: Option<u64>,
     /// Ask for whole replies instead of streamed ones

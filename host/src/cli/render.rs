@@ -22,13 +22,7 @@ pub struct Style {
 impl Style {
     pub fn new(color: bool) -> Self {
         if color {
-            Style {
-                dim: "\x1b[2m",
-                red: "\x1b[31m",
-                green: "\x1b[32m",
-                bold: "\x1b[1m",
-                reset: "\x1b[0m",
-            }
+            Style { dim: "\x1b[2m", red: "\x1b[31m", green: "\x1b[32m", bold: "\x1b[1m", reset: "\x1b[0m" }
         } else {
             Style { dim: "", red: "", green: "", bold: "", reset: "" }
         }

@@ -107,7 +107,10 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
                     );
                 }
             }
-            Input::Status => eprintln!("{}", status(agent, env, client)),
+            Input::Status => {
+                let window = context_window(env, client).await;
+                eprintln!("{}\ncontext:    {window}", status(agent, env, client));
+            }
             Input::Clear => {
                 agent.clear();
                 eprintln!("cleared: conversation, todo list, thinking notes and read files");
@@ -131,6 +134,17 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
         let _ = editor.save_history(h);
     }
     0
+}
+
+/// The context window: the setting, else what the server's model list says.
+async fn context_window(env: &Env, client: &Client) -> String {
+    match env.settings.model.max_context_tokens {
+        Some(n) => format!("{n} tokens (set by max_context_tokens)"),
+        None => match client.context_window().await {
+            Some(n) => format!("{n} tokens (from the server's model list)"),
+            None => "unknown (the server does not say; set --max-context-tokens)".to_string(),
+        },
+    }
 }
 
 fn status(agent: &Agent<'_>, env: &Env, client: &Client) -> String {

@@ -88,12 +88,8 @@ pub async fn run(g: &GlobalArgs, task: Option<String>) -> i32 {
         }
     };
     let continue_note = load_continue(&env, &mut warn);
-    let toolbox = Toolbox {
-        runtime: &env.runtime,
-        registry: &env.registry,
-        session: &env.session,
-        limits: s.limits,
-    };
+    let toolbox =
+        Toolbox { runtime: &env.runtime, registry: &env.registry, session: &env.session, limits: s.limits };
     let prompt = StaticParts::new(
         s.agent.system_prompt.as_deref(),
         &toolbox.defs(),

@@ -40,7 +40,8 @@ impl Client {
         })?;
         let mut b = reqwest::Client::builder()
             .user_agent(cfg.user_agent.clone())
-            .timeout(cfg.timeout)
+            // An idle limit, not a total one: a long streamed answer that keeps arriving is fine.
+            .read_timeout(cfg.timeout)
             .connect_timeout(cfg.timeout.min(Duration::from_secs(30)));
         // A model server on this machine is never reached through a proxy.
         if url.host_str().is_some_and(|h| {

@@ -83,7 +83,7 @@ pub struct ClientConfig {
     pub api_key: Option<String>,
     pub model: String,
     pub stream: bool,
-    /// The limit for one whole request, reply included.
+    /// How long the server may stay silent (before answering, or between streamed chunks).
     pub timeout: Duration,
     pub retry: RetryPolicy,
     pub user_agent: String,
