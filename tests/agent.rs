@@ -554,11 +554,105 @@ fn a_question_in_the_interactive_session_is_answered_by_the_person() {
     let sb = Sandbox::new();
     let server = start(
         Mode::OpenAiStream,
-        vec![tool("question", json!({"question": "Which colour?", "options": ["red", "blue"]})), text("blue it is")],
+        vec![
+            tool("question", json!({"question": "Which colour?", "options": ["red", "blue"]})),
+            text("blue it is"),
+        ],
     );
     let out = repl(&sb, &server, &["paint it", "2", "/exit"]);
     assert!(out.contains("Which colour?") && out.contains("2. blue"), "{out}");
     assert!(out.contains("blue it is"), "{out}");
     let results = tool_results(&server.requests()[1]);
     assert!(results[0].contains("blue") && !results[0].contains("no one can answer"), "{results:?}");
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn exec_writes_an_audit_line_for_every_call() {
+    let mode = Mode::OpenAiStream;
+    let sb = Sandbox::new();
+    let read_args = r#"{"file_path":"hello.txt"}"#;
+    let bad_args = r#"{"file_path":"nope.txt"}"#;
+    let server = start(
+        mode,
+        vec![
+            Step::Reply(Reply::tools(vec![("read_file", read_args), ("read_file", bad_args)])),
+            tool("question", json!({"question": "May I?"})),
+            text("all done"),
+        ],
+    );
+    let url = server.url();
+    let run = sb.run(&["exec", "--base-url", &url, "--model", "test-model", "audit me"]);
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    assert_eq!(run.stdout, "all done\n");
+    let plugins: Value = serde_json::from_str(&sb.run(&["plugins", "--json"]).ok().stdout).unwrap();
+    let sha_of = |name: &str| {
+        plugins.as_array().unwrap().iter().find(|p| p["name"] == name).unwrap()["sha256"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let log = std::fs::read_to_string(sb.ws.join(".corral/audit.jsonl")).expect("audit log");
+    let lines: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).expect("JSON line")).collect();
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "session_start",
+            "model_call",
+            "tool_call",
+            "tool_call",
+            "model_call",
+            "tool_call",
+            "model_call",
+            "session_end"
+        ],
+        "{log}"
+    );
+    for l in &lines {
+        assert_eq!(l["schema_version"], 1);
+        assert!(l["time"].as_str().is_some_and(|t| t.starts_with("20") && t.ends_with('Z')), "{l}");
+    }
+    assert_eq!(lines[0]["task_sha256"], sha256_hex(b"audit me"));
+    assert_eq!(lines[0]["model"], "test-model");
+    assert_eq!(lines[1]["tool_calls"], 2);
+    assert!(lines[1]["input_tokens"].as_u64().unwrap() > 0 && lines[1]["duration_ms"].as_f64().is_some());
+    let ok = &lines[2];
+    assert_eq!(ok["tool"], "read_file");
+    assert_eq!(ok["plugin"], "read_file");
+    assert_eq!(ok["plugin_sha256"], sha_of("read_file"));
+    assert_eq!(ok["args_sha256"], sha256_hex(read_args.as_bytes()));
+    assert_eq!(ok["outcome"], "ok");
+    assert!(ok["bytes"].as_u64().unwrap() > 10 && ok["duration_ms"].as_f64().unwrap() > 0.0);
+    let bad = &lines[3];
+    assert_eq!(bad["outcome"], "error");
+    assert_eq!(bad["error_kind"], "not-found");
+    assert_eq!(bad["args_sha256"], sha256_hex(bad_args.as_bytes()));
+    let q = &lines[5];
+    assert_eq!(q["tool"], "question");
+    assert_eq!(q["outcome"], "error", "no one is asked in CI");
+    assert_eq!(lines[7]["outcome"], "done");
+    assert_eq!(lines[7]["exit_code"], 0);
+    assert_eq!(lines[7]["stats"]["tool_calls"], 3);
+    assert!(
+        !log.contains("hello.txt") && !log.contains("audit me"),
+        "arguments and task appear only as digests"
+    );
+}
+
+#[test]
+fn exec_audit_log_path_can_be_chosen() {
+    let mode = Mode::AnthropicPlain;
+    let sb = Sandbox::new();
+    let server = start(mode, vec![text("fine")]);
+    let log = sb.tmp.path().join("logs/ci.jsonl");
+    let run = corral(&sb, &server, mode, &["--ci", "--audit-log", log.to_str().unwrap()], "quick");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    let text = std::fs::read_to_string(&log).expect("audit log at the chosen path");
+    assert_eq!(text.lines().count(), 3, "{text}");
+    assert!(!sb.ws.join(".corral/audit.jsonl").exists());
 }

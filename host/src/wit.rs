@@ -8,4 +8,4 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-pub use self::corral::plugin::{context, kv, log, types, workspace};
+pub use self::corral::plugin::{context, host_info, http, kv, log, process, types, workspace};

@@ -115,7 +115,8 @@ pub fn first_sentence(description: &str) -> &str {
     let line = description.lines().next().unwrap_or("");
     let mut from = 0;
     while let Some(i) = line[from..].find(". ").map(|i| i + from) {
-        let word = line[..i].rsplit(' ').next().unwrap_or("");
+        let word =
+            line[..i].rsplit(' ').next().unwrap_or("").trim_start_matches(|c: char| !c.is_alphanumeric());
         if !matches!(word, "e.g" | "i.e" | "etc" | "vs") {
             return &line[..=i];
         }

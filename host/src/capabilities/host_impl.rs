@@ -1,7 +1,7 @@
 //! The generated WIT host traits, implemented for one plugin's view of the session.
 
 use super::{ErrorCode, Session, WsError, trash, workspace};
-use crate::wit::{context as wit_ctx, kv, log, types, workspace as wit_ws};
+use crate::wit::{context as wit_ctx, host_info, http, kv, log, process, types, workspace as wit_ws};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -133,5 +133,44 @@ impl wit_ctx::Host for PluginCtx {
         let answer = self.session.ask.ask(&question, &choices);
         self.paused.add(started.elapsed());
         answer
+    }
+}
+
+impl host_info::Host for PluginCtx {
+    async fn setting(&mut self, key: String) -> Option<String> {
+        self.session.plugin_settings.get(&*self.plugin)?.get(&key).cloned()
+    }
+
+    async fn save_output(&mut self, kind: String, contents: String) -> Result<String, String> {
+        super::scratch::save(&self.session.roots.workspace().dir, &kind, &contents)
+    }
+}
+
+// PLACEHOLDER(issue 5): replaced by the checked network client in capabilities/http.
+impl http::Host for PluginCtx {
+    async fn fetch(&mut self, _req: http::Request) -> Result<http::Response, http::Error> {
+        Err(http::Error { code: http::ErrorCode::Denied, message: "network access is not available".into() })
+    }
+}
+
+// PLACEHOLDER(issue 5): replaced by the process runner in capabilities/process.
+impl process::Host for PluginCtx {
+    async fn run(&mut self, _cmd: process::Command) -> Result<process::Output, process::Error> {
+        Err(process::Error {
+            code: process::ErrorCode::Denied,
+            message: "running commands is not available".into(),
+        })
+    }
+
+    async fn run_shell(
+        &mut self,
+        _line: String,
+        _cwd: Option<String>,
+        _timeout_ms: Option<u32>,
+    ) -> Result<process::Output, process::Error> {
+        Err(process::Error {
+            code: process::ErrorCode::Denied,
+            message: "running commands is not available".into(),
+        })
     }
 }

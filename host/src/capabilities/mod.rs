@@ -7,6 +7,7 @@ mod host_impl;
 pub mod kv;
 pub mod log;
 pub mod roots;
+pub mod scratch;
 pub mod state;
 pub mod trash;
 pub mod workspace;
@@ -105,6 +106,8 @@ pub struct Session {
     pub sections: context::Sections,
     /// Where `context.ask` goes.
     pub ask: context::AskChannel,
+    /// Each plugin's own settings (`[plugin-settings.<name>]`), by plugin name.
+    pub plugin_settings: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
 }
 
 impl Session {
@@ -117,6 +120,7 @@ impl Session {
             log,
             sections: context::Sections::default(),
             ask: context::AskChannel::default(),
+            plugin_settings: Default::default(),
         }
     }
 

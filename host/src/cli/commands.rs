@@ -16,7 +16,7 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         Command::Tools { json } => Ok(tools(&env, json)),
         Command::Plugins { json } => Ok(plugins(&env, json)),
         Command::Tool { name, args } => Ok(tool(&env, &name, &args).await),
-        Command::Config { .. } => Ok(0),
+        Command::Config { .. } | Command::Exec { .. } => Ok(0),
     }
 }
 

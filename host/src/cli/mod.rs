@@ -1,6 +1,7 @@
 //! The command line: parse flags, set up the session, run one command, and map every
 //! failure to a message that says what to do and an exit code.
 
+mod audit;
 mod commands;
 mod jsonout;
 mod render;
@@ -116,6 +117,12 @@ pub struct GlobalArgs {
     /// Replace the built-in role text of the system prompt
     #[arg(long, global = true, value_name = "TEXT", help_heading = "Agent")]
     pub system_prompt: Option<String>,
+    /// CI mode (as `corral exec`): never prompt, no interactive session, write the audit log
+    #[arg(long, global = true, help_heading = "Agent")]
+    pub ci: bool,
+    /// Where CI mode writes its audit log [default: .corral/audit.jsonl]
+    #[arg(long, global = true, value_name = "PATH", help_heading = "Agent")]
+    pub audit_log: Option<String>,
 
     /// Print only the final answer
     #[arg(short, long, global = true, help_heading = "Output")]
@@ -169,6 +176,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run one task unattended for CI: never prompt, no network for plugins unless granted,
+    /// and an audit log of every tool and model call (.corral/audit.jsonl or --audit-log)
+    Exec {
+        /// The task; read from stdin when absent
+        task: Option<String>,
+    },
 }
 
 /// Runs the parsed command line; returns the process exit code.
@@ -181,8 +194,10 @@ pub fn run(cli: Cli) -> i32 {
         }
     };
     rt.block_on(async move {
-        let Some(command) = cli.command else {
-            return session::run(&cli.global, cli.task).await;
+        let command = match cli.command {
+            None => return session::run(&cli.global, cli.task, cli.global.ci).await,
+            Some(Command::Exec { task }) => return session::run(&cli.global, task.or(cli.task), true).await,
+            Some(c) => c,
         };
         match commands::dispatch(command, &cli.global).await {
             Ok(code) => code,

@@ -1,11 +1,14 @@
 //! An agent session from the command line: connect to the model, assemble the agent over
 //! the loaded plugins, then run one task (text, json or stream-json output) or the REPL.
 
+use super::audit::Audit;
 use super::jsonout::{self, StreamJson};
 use super::render::{Style, Terminal};
 use super::setup::{self, Env};
 use super::{GlobalArgs, repl};
-use crate::agent::{Agent, AgentConfig, Outcome, Quiet, TaskResult, Toolbox, prompt::StaticParts, resume};
+use crate::agent::{
+    Agent, AgentConfig, Observer, Outcome, Quiet, TaskResult, Toolbox, prompt::StaticParts, resume,
+};
 use crate::config::{ColorChoice, OutputFormat, Settings};
 use crate::llm::{Client, ClientConfig, RetryPolicy};
 use std::io::{IsTerminal, Read, Write};
@@ -41,10 +44,15 @@ fn use_color(choice: ColorChoice) -> bool {
     }
 }
 
-/// Runs `task`, or the interactive session when there is no task and a terminal.
+/// Runs `task`, or the interactive session when there is no task and a terminal. In CI
+/// mode (`ci`) nothing is ever asked and every call goes to the audit log.
 /// Returns the process exit code: 0 done, 1 error, 2 turn limit, 130 interrupted.
-pub async fn run(g: &GlobalArgs, task: Option<String>) -> i32 {
-    let interactive = task.is_none() && std::io::stdin().is_terminal();
+pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
+    let interactive = !ci && task.is_none() && std::io::stdin().is_terminal();
+    if ci && task.is_none() && std::io::stdin().is_terminal() {
+        eprintln!("error: corral exec needs a task: corral exec \"fix the build\" (or the task on stdin)");
+        return 1;
+    }
     let task = match task {
         Some(t) => Some(t),
         None if interactive => None,
@@ -114,7 +122,8 @@ pub async fn run(g: &GlobalArgs, task: Option<String>) -> i32 {
     });
     let code = match task {
         None => repl::run(&mut agent, &env, &client, style).await,
-        Some(task) => one_shot(&mut agent, &env, &client, &task, style).await,
+        Some(task) if ci => ci_run(&mut agent, &env, &client, &task, style).await,
+        Some(task) => one_shot(&mut agent, &env, &client, &task, style, None).await,
     };
     ctrl_c.abort();
     code
@@ -144,25 +153,79 @@ fn load_continue(env: &Env, warn: &mut dyn FnMut(String)) -> Option<String> {
     }
 }
 
-async fn one_shot(agent: &mut Agent<'_>, env: &Env, client: &Client, task: &str, style: Style) -> i32 {
+/// CI mode: the one-shot run, with every call recorded in the audit log.
+async fn ci_run(agent: &mut Agent<'_>, env: &Env, client: &Client, task: &str, style: Style) -> i32 {
+    let ws = &env.session.roots.workspace().path;
+    let path = match &env.settings.agent.audit_log {
+        Some(p) => ws.join(p),
+        None => ws.join(".corral/audit.jsonl"),
+    };
+    let shas = env.registry.plugins().iter().map(|p| (p.info.name.clone(), p.info.sha256.clone())).collect();
+    let audit = AuditTarget { path, shas };
+    one_shot(agent, env, client, task, style, Some(audit)).await
+}
+
+/// Where the audit log goes and the plugin hashes it records.
+struct AuditTarget {
+    path: std::path::PathBuf,
+    shas: std::collections::HashMap<String, String>,
+}
+
+/// Runs the task with `front` as the display, wrapped in the audit log when there is one.
+async fn observed(
+    agent: &mut Agent<'_>,
+    task: &str,
+    model: &str,
+    front: &mut dyn Observer,
+    audit: Option<AuditTarget>,
+) -> TaskResult {
+    let Some(target) = audit else { return agent.run(task, front).await };
+    let mut log = match Audit::open(&target.path, front, target.shas, model, task) {
+        Ok(l) => l,
+        Err(e) => {
+            return TaskResult {
+                outcome: Outcome::Error,
+                answer: String::new(),
+                error: Some(format!("cannot open the audit log {}: {e}", target.path.display())),
+                stats: Default::default(),
+            };
+        }
+    };
+    let mut r = agent.run(task, &mut log).await;
+    log.finish(&r);
+    if let Some(e) = log.failed.take() {
+        r.outcome = Outcome::Error;
+        r.error = Some(e);
+    }
+    r
+}
+
+async fn one_shot(
+    agent: &mut Agent<'_>,
+    env: &Env,
+    client: &Client,
+    task: &str,
+    style: Style,
+    audit: Option<AuditTarget>,
+) -> i32 {
     let s = &env.settings;
     let model = client.config().model.clone();
     match s.output.format {
         OutputFormat::Json => {
-            let r = agent.run(task, &mut Quiet).await;
+            let r = observed(agent, task, &model, &mut Quiet, audit).await;
             jsonout::print_result(&r, &model);
             r.outcome.exit_code()
         }
         OutputFormat::StreamJson => {
             let ws = env.session.roots.workspace().path.to_string_lossy().into_owned();
             StreamJson::start(&model, &ws, task);
-            let r = agent.run(task, &mut StreamJson).await;
+            let r = observed(agent, task, &model, &mut StreamJson, audit).await;
             jsonout::print_result(&r, &model);
             r.outcome.exit_code()
         }
         OutputFormat::Text => {
             let mut term = Terminal::new(style, s.output.quiet, std::io::stderr().is_terminal());
-            let r = agent.run(task, &mut term).await;
+            let r = observed(agent, task, &model, &mut term, audit).await;
             term.finish();
             report(&r, &mut term, s.agent.max_turns);
             let already_seen = term.streamed_answer && std::io::stdout().is_terminal() && !s.output.quiet;

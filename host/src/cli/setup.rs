@@ -68,6 +68,7 @@ pub fn flag_layer(g: &GlobalArgs, cwd: &Path) -> Flags {
         .switch("agent.continue", "--no-continue", g.no_continue, false)
         .switch("agent.instructions", "--no-instructions", g.no_instructions, false)
         .opt("agent.system_prompt", "--system-prompt", g.system_prompt.clone())
+        .opt("agent.audit_log", "--audit-log", g.audit_log.clone())
         .switch("output.quiet", "--quiet", g.quiet, true)
         .opt("output.format", "--output-format", g.output_format.clone())
         .opt("output.color", "--color", g.color.clone())

@@ -123,6 +123,7 @@ pub static KEYS: &[KeyDef] = &[
     key("agent.continue", Kind::Bool, None),
     key("agent.instructions", Kind::Bool, None),
     key("agent.system_prompt", Kind::Str, None),
+    key("agent.audit_log", Kind::Str, Some(Plain("CORRAL_AUDIT_LOG"))),
     key("output.quiet", Kind::Bool, None),
     key("output.format", Kind::Choice(FORMATS), None),
     key("output.color", Kind::Choice(COLORS), Some(Presence("NO_COLOR", "never"))),

@@ -52,6 +52,8 @@ pub struct AgentSettings {
     pub instructions: bool,
     /// Replaces the built-in role text.
     pub system_prompt: Option<String>,
+    /// Where CI mode's audit log goes (relative to the workspace); `.corral/audit.jsonl` when unset.
+    pub audit_log: Option<String>,
 }
 
 /// How results are printed.
@@ -167,6 +169,7 @@ impl Default for AgentSettings {
             continue_file: true,
             instructions: true,
             system_prompt: None,
+            audit_log: None,
         }
     }
 }
@@ -213,6 +216,7 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "agent.continue" => Value::Bool(a.continue_file),
         "agent.instructions" => Value::Bool(a.instructions),
         "agent.system_prompt" => opt_str(&a.system_prompt),
+        "agent.audit_log" => opt_str(&a.audit_log),
         "output.quiet" => Value::Bool(o.quiet),
         "output.format" => Value::Str(o.format.as_str().into()),
         "output.color" => Value::Str(o.color.as_str().into()),
@@ -254,6 +258,7 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
         ("agent.continue", Value::Bool(b)) => a.continue_file = b,
         ("agent.instructions", Value::Bool(b)) => a.instructions = b,
         ("agent.system_prompt", Value::Str(x)) => a.system_prompt = Some(x),
+        ("agent.audit_log", Value::Str(x)) => a.audit_log = Some(x),
         ("output.quiet", Value::Bool(b)) => o.quiet = b,
         ("output.format", Value::Str(x)) => o.format = OutputFormat::parse(&x).unwrap_or(o.format),
         ("output.color", Value::Str(x)) => o.color = ColorChoice::parse(&x).unwrap_or(o.color),

@@ -96,7 +96,7 @@ pub enum RegistryError {
     Invalid { location: String, why: String },
     #[error(
         "plugin {location} imports '{import}', which corral does not provide; \
-         a tool plugin may import WASI and corral:plugin/{{log,workspace,kv,context}}@0.1"
+         a tool plugin may import WASI and corral:plugin/{{log,workspace,kv,context,http,process,host-info}}@0.1"
     )]
     UnknownImport { location: String, import: String },
     #[error("plugin {location} could not describe its tools: {why}")]
@@ -226,7 +226,7 @@ fn import_allowed(name: &str) -> bool {
     if name.starts_with("wasi:") {
         return true;
     }
-    ["log", "workspace", "kv", "context", "types"]
+    ["log", "workspace", "kv", "context", "http", "process", "host-info", "types"]
         .iter()
         .any(|i| name.starts_with(&format!("corral:plugin/{i}@0.1.")))
 }

@@ -1,0 +1,79 @@
+//! Scratch files for results too long to return whole (long command output, fetched
+//! pages): written by the host under `.corral/out/`, paged with read_file, removed after
+//! about ten minutes.
+
+use super::state;
+use cap_std::fs::Dir;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+/// The folder, relative to the workspace root.
+pub const OUT_DIR: &str = ".corral/out";
+/// How long a scratch file is kept.
+pub const KEEP: Duration = Duration::from_secs(600);
+/// The largest scratch file, in bytes.
+pub const MAX_BYTES: usize = 10 * 1024 * 1024;
+
+/// Saves `contents` as `.corral/out/<kind>_<stamp>.txt` and returns that workspace path.
+/// Old scratch files are removed first.
+pub fn save(ws: &Dir, kind: &str, contents: &str) -> Result<String, String> {
+    let kind_ok = !kind.is_empty()
+        && kind.len() <= 32
+        && kind.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !kind_ok {
+        return Err(format!("invalid kind '{kind}': use 1 to 32 letters, digits, '_' or '-'"));
+    }
+    if contents.len() > MAX_BYTES {
+        return Err(format!("{} bytes is over the {MAX_BYTES}-byte limit for saved output", contents.len()));
+    }
+    let _ = clean(ws, SystemTime::now());
+    static N: AtomicU64 = AtomicU64::new(0);
+    let stamp = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    let name = format!("out/{kind}_{stamp}_{}_{}.txt", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+    state::write(ws, &name, contents.as_bytes()).map_err(|e| format!("cannot save the output: {e}"))?;
+    Ok(format!("{}/{name}", state::STATE_DIR))
+}
+
+/// Removes scratch files older than [`KEEP`]; returns how many went.
+pub fn clean(ws: &Dir, now: SystemTime) -> io::Result<usize> {
+    let dir = match ws.open_dir(OUT_DIR) {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut removed = 0;
+    for entry in dir.entries()? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m.into_std()).ok())
+            .is_some_and(|age| age > KEEP);
+        if meta.is_file() && old {
+            dir.remove_file(entry.file_name())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cap_std::ambient_authority;
+
+    #[test]
+    fn saves_and_cleans_up() {
+        let t = tempfile::tempdir().unwrap();
+        let d = Dir::open_ambient_dir(t.path(), ambient_authority()).unwrap();
+        let p = save(&d, "cmd_output", "hello").unwrap();
+        assert!(p.starts_with(".corral/out/cmd_output_"), "{p}");
+        assert_eq!(std::fs::read_to_string(t.path().join(&p)).unwrap(), "hello");
+        assert!(save(&d, "../x", "a").is_err());
+        assert_eq!(clean(&d, SystemTime::now()).unwrap(), 0);
+        assert_eq!(clean(&d, SystemTime::now() + KEEP + Duration::from_secs(1)).unwrap(), 1);
+        assert!(!t.path().join(&p).exists());
+    }
+}

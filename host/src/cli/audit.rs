@@ -1,0 +1,165 @@
+//! CI mode's audit log: one JSON line per model call and per tool call (time, tool, plugin
+//! sha256, a digest of the arguments, outcome, bytes, duration), written as they happen.
+
+use crate::agent::{CallOutcome, Observer, TaskResult};
+use crate::llm::{Event, Response, ToolCall};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+/// The version of the line shapes; bumped on any incompatible change.
+pub const AUDIT_SCHEMA_VERSION: u32 = 1;
+
+/// Forwards every event to `inner` and records the auditable ones.
+pub struct Audit<'a> {
+    inner: &'a mut dyn Observer,
+    file: File,
+    /// Plugin name -> sha256 of its component.
+    shas: HashMap<String, String>,
+    model: String,
+    call_started: Option<Instant>,
+    tool_started: Option<Instant>,
+    /// The first write error; the run fails when the log cannot be kept.
+    pub failed: Option<String>,
+}
+
+fn now() -> String {
+    jiff::Timestamp::now().to_string()
+}
+
+/// The hex sha256 of `bytes`.
+pub fn digest(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl<'a> Audit<'a> {
+    /// Opens `path` for appending (creating its folder), and records the session start.
+    pub fn open(
+        path: &Path,
+        inner: &'a mut dyn Observer,
+        shas: HashMap<String, String>,
+        model: &str,
+        task: &str,
+    ) -> std::io::Result<Self> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let mut a = Audit {
+            inner,
+            file,
+            shas,
+            model: model.to_string(),
+            call_started: None,
+            tool_started: None,
+            failed: None,
+        };
+        a.line(json!({"type": "session_start", "model": model, "task_sha256": digest(task.as_bytes())}));
+        if let Some(e) = a.failed.take() {
+            return Err(std::io::Error::other(e));
+        }
+        Ok(a)
+    }
+
+    fn line(&mut self, mut v: Value) {
+        if let Value::Object(map) = &mut v {
+            map.insert("schema_version".into(), json!(AUDIT_SCHEMA_VERSION));
+            map.insert("time".into(), json!(now()));
+        }
+        let written = writeln!(self.file, "{v}").and_then(|_| self.file.flush());
+        if let Err(e) = written
+            && self.failed.is_none()
+        {
+            self.failed = Some(format!("cannot write the audit log: {e}"));
+        }
+    }
+
+    /// Records how the session ended.
+    pub fn finish(&mut self, r: &TaskResult) {
+        self.line(json!({
+            "type": "session_end",
+            "outcome": r.outcome,
+            "exit_code": r.outcome.exit_code(),
+            "error": r.error,
+            "stats": r.stats,
+        }));
+    }
+}
+
+/// The error kind of a tool result text (`error (kind): ...`), if it is one.
+fn error_kind(content: &str) -> Option<&str> {
+    let rest = content.strip_prefix("error (")?;
+    rest.split_once(')').map(|(k, _)| k)
+}
+
+impl Observer for Audit<'_> {
+    fn waiting(&mut self) {
+        self.call_started = Some(Instant::now());
+        self.inner.waiting();
+    }
+
+    fn event(&mut self, e: &Event) {
+        if let Event::Retry { attempt, reason, .. } = e {
+            self.line(
+                json!({"type": "model_retry", "model": self.model, "attempt": attempt, "reason": reason}),
+            );
+        }
+        self.inner.event(e);
+    }
+
+    fn reply(&mut self, r: &Response) {
+        let ms = self.call_started.take().map(|t| t.elapsed().as_secs_f64() * 1000.0);
+        self.line(json!({
+            "type": "model_call",
+            "model": self.model,
+            "input_tokens": r.usage.input_tokens,
+            "output_tokens": r.usage.output_tokens,
+            "finish": r.finish,
+            "tool_calls": r.tool_calls.len(),
+            "duration_ms": ms,
+        }));
+        self.inner.reply(r);
+    }
+
+    fn tool_start(&mut self, call: &ToolCall) {
+        self.tool_started = Some(Instant::now());
+        self.inner.tool_start(call);
+    }
+
+    fn tool_done(&mut self, call: &ToolCall, o: &CallOutcome) {
+        let sha = o.plugin.as_ref().and_then(|p| self.shas.get(p)).cloned();
+        self.line(json!({
+            "type": "tool_call",
+            "tool": call.name,
+            "call_id": call.id,
+            "plugin": o.plugin,
+            "plugin_sha256": sha,
+            "args_sha256": digest(call.arguments.as_bytes()),
+            "outcome": if o.is_error { "error" } else { "ok" },
+            "error_kind": if o.is_error { error_kind(&o.content) } else { None },
+            "bytes": o.content.len(),
+            "duration_ms": o.duration.as_secs_f64() * 1000.0,
+        }));
+        self.inner.tool_done(call, o);
+    }
+
+    fn notice(&mut self, text: &str) {
+        self.inner.notice(text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_kinds_are_read_from_results() {
+        assert_eq!(error_kind("error (not-found): there is no tool"), Some("not-found"));
+        assert_eq!(error_kind("1: hello"), None);
+        assert_eq!(digest(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    }
+}
