@@ -19,8 +19,8 @@ test-plugins:
 ## Formatting and lints for all three workspaces.
 lint:
 	$(CARGO) fmt --check
-	$(CARGO) fmt --check --manifest-path plugins/Cargo.toml
-	$(CARGO) fmt --check --manifest-path tests/plugins/Cargo.toml
+	$(CARGO) fmt --manifest-path plugins/Cargo.toml --all --check
+	$(CARGO) fmt --manifest-path tests/plugins/Cargo.toml --all --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy --manifest-path plugins/Cargo.toml --all-targets -- -D warnings
 	$(CARGO) clippy --manifest-path tests/plugins/Cargo.toml --target wasm32-wasip2 \
