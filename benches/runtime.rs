@@ -1,11 +1,14 @@
 //! Runtime benchmarks: `cargo bench --bench runtime [-- SECTION...]`, where a SECTION is
-//! `inproc`, `tools`, `read` or `grep` (default: all). Prints a markdown table of the median,
-//! p90, min and max of repeated runs; BENCHMARKS.md has the figures and their reading.
+//! `inproc`, `tools`, `read`, `grep` or `agent` (default: all). Prints a markdown table of the
+//! median, p90, min and max of repeated runs; BENCHMARKS.md has the figures and their reading.
 //!
 //! Cargo builds the release `corral` binary before it runs a bench (CARGO_BIN_EXE_corral);
 //! the `faulty` test plugin is built with cargo if it is missing. The grep comparison wants
-//! `rg` (ripgrep) and GNU grep on PATH; without rg its row says so instead of failing.
+//! `rg` (ripgrep) and GNU grep on PATH; without rg its row says so instead of failing. The
+//! agent section runs scripted sessions against the test model server (tests/support).
 
+#[path = "runtime/agent.rs"]
+mod agent;
 #[path = "runtime/cli.rs"]
 mod cli;
 #[path = "runtime/fixtures.rs"]
@@ -19,11 +22,13 @@ mod support;
 
 use std::process::ExitCode;
 
+const SECTIONS: [&str; 5] = ["inproc", "tools", "read", "grep", "agent"];
+
 fn main() -> ExitCode {
     // cargo passes `--bench`; other arguments choose sections.
     let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
-    if let Some(bad) = only.iter().find(|o| !["inproc", "tools", "read", "grep"].contains(&o.as_str())) {
-        eprintln!("unknown section '{bad}': choose among inproc, tools, read, grep");
+    if let Some(bad) = only.iter().find(|o| !SECTIONS.contains(&o.as_str())) {
+        eprintln!("unknown section '{bad}': choose among {}", SECTIONS.join(", "));
         return ExitCode::from(2);
     }
     let wanted = |s: &str| only.is_empty() || only.iter().any(|o| o == s);
@@ -50,6 +55,14 @@ fn main() -> ExitCode {
                     rows
                 });
                 table.add("grep", grep);
+            }
+            if wanted("agent") {
+                eprintln!("scripted agent sessions (read_file, grep, edit_file, answer)...");
+                let agent = agent::rows(&c).map(|(rows, notes)| {
+                    table.notes.extend(notes);
+                    rows
+                });
+                table.add("agent", agent);
             }
         }
     }

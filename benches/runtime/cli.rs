@@ -17,10 +17,10 @@ pub const NEVER: &str = "zqxjkvbw_never_matches";
 
 /// The release binary with a private config dir, an empty workspace and a warm cache.
 pub struct Corral {
-    bin: PathBuf,
-    config: TempDir,
+    pub bin: PathBuf,
+    pub config: TempDir,
     workspace: TempDir,
-    warm_cache: TempDir,
+    pub warm_cache: TempDir,
 }
 
 impl Corral {

@@ -35,6 +35,8 @@ impl Stats {
 pub enum Unit {
     Micros,
     Millis,
+    /// A size in megabytes (10^6 bytes); see [`Row::bytes`].
+    Megabytes,
 }
 
 impl Unit {
@@ -42,6 +44,7 @@ impl Unit {
         match self {
             Unit::Micros => format!("{:.1} µs", d.as_secs_f64() * 1e6),
             Unit::Millis => format!("{:.1} ms", d.as_secs_f64() * 1e3),
+            Unit::Megabytes => format!("{:.1} MB", d.as_nanos() as f64 / 1e6),
         }
     }
 }
@@ -58,6 +61,13 @@ impl Row {
     pub fn new(name: impl Into<String>, unit: Unit, samples: Vec<Duration>, target: &'static str) -> Row {
         let result = Stats::of(samples).ok_or_else(|| "no samples".to_string());
         Row { name: name.into(), unit, result, target }
+    }
+
+    /// A row of sizes in bytes, shown in megabytes. The order statistics work on durations,
+    /// so each size rides in one as one nanosecond per byte.
+    pub fn bytes(name: impl Into<String>, samples: &[u64], target: &'static str) -> Row {
+        let carried = samples.iter().map(|&b| Duration::from_nanos(b)).collect();
+        Row::new(name, Unit::Megabytes, carried, target)
     }
 
     pub fn skipped(name: impl Into<String>, why: impl Into<String>) -> Row {

@@ -76,7 +76,11 @@ pub struct Captured {
     pub headers: Vec<(String, String)>,
     /// The JSON body, Null when empty or not JSON.
     pub body: Value,
+    /// When the request had been read.
     pub at: Instant,
+    /// When the server had written, flushed and closed its whole answer to this request;
+    /// None while it is still answering, or if writing failed.
+    pub replied: Option<Instant>,
 }
 
 impl Captured {
@@ -194,15 +198,20 @@ fn serve(shared: &Shared, mut conn: TcpStream) -> std::io::Result<()> {
         let body = json!({"error": {"message": format!("no route for {} {}", req.method, req.path)}});
         return respond(&mut conn, 404, &[], body.to_string().as_bytes());
     }
-    let step = {
+    let (index, step) = {
         let mut st = shared.state.lock().unwrap_or_else(|p| p.into_inner());
         st.requests.push(req.clone());
-        st.script.pop_front()
+        (st.requests.len() - 1, st.script.pop_front())
     };
-    match step {
+    let answered = match step {
         Some(step) => run(shared, &mut conn, &req, step),
         None => respond(&mut conn, 500, &[], b"model server script exhausted"),
+    };
+    if answered.is_ok() {
+        let done = Instant::now();
+        shared.state.lock().unwrap_or_else(|p| p.into_inner()).requests[index].replied = Some(done);
     }
+    answered
 }
 
 fn run(shared: &Shared, conn: &mut TcpStream, req: &Captured, step: Step) -> std::io::Result<()> {
@@ -291,7 +300,7 @@ fn read_request(conn: &TcpStream) -> std::io::Result<Option<Captured>> {
     let mut body = vec![0; len];
     r.read_exact(&mut body)?;
     let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    Ok(Some(Captured { method, path, headers, body, at: Instant::now() }))
+    Ok(Some(Captured { method, path, headers, body, at: Instant::now(), replied: None }))
 }
 
 fn respond(conn: &mut TcpStream, code: u16, headers: &[(&str, String)], body: &[u8]) -> std::io::Result<()> {
