@@ -1,6 +1,6 @@
 //! The generated WIT host traits, implemented for one plugin's view of the session.
 
-use super::{ErrorCode, Session, WsError, trash, workspace};
+use super::{ErrorCode, Session, WsError, http as net, trash, workspace};
 use crate::wit::{context as wit_ctx, host_info, http, kv, log, process, types, workspace as wit_ws};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -146,10 +146,36 @@ impl host_info::Host for PluginCtx {
     }
 }
 
-// PLACEHOLDER(issue 5): replaced by the checked network client in capabilities/http.
 impl http::Host for PluginCtx {
-    async fn fetch(&mut self, _req: http::Request) -> Result<http::Response, http::Error> {
-        Err(http::Error { code: http::ErrorCode::Denied, message: "network access is not available".into() })
+    async fn fetch(&mut self, req: http::Request) -> Result<http::Response, http::Error> {
+        let req = net::Request {
+            method: req.method,
+            url: req.url,
+            headers: req.headers,
+            body: req.body,
+            max_bytes: req.max_bytes,
+            timeout: req.timeout_ms.map(|ms| Duration::from_millis(ms.into())),
+        };
+        match net::fetch(self.session.clone(), self.plugin.clone(), req).await {
+            Ok(r) => Ok(http::Response {
+                status: r.status,
+                url: r.url,
+                headers: r.headers,
+                body: r.body,
+                truncated: r.truncated,
+            }),
+            Err(e) => {
+                let code = match e.code {
+                    net::Code::Denied => http::ErrorCode::Denied,
+                    net::Code::InvalidUrl => http::ErrorCode::InvalidUrl,
+                    net::Code::Unreachable => http::ErrorCode::Unreachable,
+                    net::Code::Timeout => http::ErrorCode::Timeout,
+                    net::Code::TooManyRedirects => http::ErrorCode::TooManyRedirects,
+                    net::Code::Other => http::ErrorCode::Other,
+                };
+                Err(http::Error { code, message: e.message })
+            }
+        }
     }
 }
 

@@ -1,9 +1,11 @@
 //! The host side of every WIT import a plugin may be granted: the workspace (through
-//! cap-std), session key-value state, durable context sections, and logging. One [`Session`] is shared by all calls.
+//! cap-std), session key-value state, durable context sections, logging, and the SSRF-safe
+//! http client. One [`Session`] is shared by all calls.
 
 pub mod context;
 mod guard;
 mod host_impl;
+pub mod http;
 pub mod kv;
 pub mod log;
 pub mod roots;
@@ -108,6 +110,8 @@ pub struct Session {
     pub ask: context::AskChannel,
     /// Each plugin's own settings (`[plugin-settings.<name>]`), by plugin name.
     pub plugin_settings: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
+    /// What plugins may reach over the network (`--network`, `[network]`); off by default.
+    pub net: http::NetPolicy,
 }
 
 impl Session {
@@ -121,6 +125,7 @@ impl Session {
             sections: context::Sections::default(),
             ask: context::AskChannel::default(),
             plugin_settings: Default::default(),
+            net: http::NetPolicy::default(),
         }
     }
 

@@ -66,6 +66,11 @@ pub struct GlobalArgs {
     /// Cap on one tool result, in KB [default: 50]
     #[arg(long, global = true, value_name = "KB")]
     pub max_output_kb: Option<u64>,
+    /// What plugins may reach: off, llm-only (only the model endpoint; plugins get no network)
+    /// or on (plugins granted http, through the SSRF checks) [default: llm-only] [key: network.mode]
+    #[arg(long, global = true, value_name = "MODE",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::config::keys::NETWORK_MODES.iter().copied()))]
+    pub network: Option<String>,
 
     /// The model provider [env: CORRAL_PROVIDER]
     #[arg(long, global = true, value_name = "NAME", help_heading = "Model",

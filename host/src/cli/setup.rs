@@ -2,6 +2,7 @@
 //! runtime created, plugins discovered and loaded.
 
 use super::GlobalArgs;
+use crate::capabilities::http::NetPolicy;
 use crate::capabilities::{Policy, Roots, Session, find_workspace_root, log};
 use crate::config::{self, ConfigError, Flags, Provenance, Settings};
 use crate::runtime::{self, Registry, RegistryError, Runtime, RuntimeError};
@@ -21,6 +22,8 @@ pub enum SetupError {
     Registry(#[from] RegistryError),
     #[error("cannot determine the current directory: {0}")]
     Cwd(std::io::Error),
+    #[error("{0}\nFix the [network] settings (see `corral config`).")]
+    Network(String),
 }
 
 /// Everything a command needs.
@@ -52,6 +55,7 @@ pub fn flag_layer(g: &GlobalArgs, cwd: &Path) -> Flags {
         .opt("limits.timeout_secs", "--timeout", g.timeout)
         .opt("limits.memory_mib", "--memory-mib", g.memory_mib)
         .opt("limits.max_output_kb", "--max-output-kb", g.max_output_kb)
+        .opt("network.mode", "--network", g.network.clone())
         .opt("model.provider", "--provider", g.provider.clone())
         .opt("model.name", "--model", g.model.clone())
         .opt("model.base_url", "--base-url", g.base_url.clone())
@@ -100,7 +104,10 @@ pub async fn prepare(g: &GlobalArgs) -> Result<Env, SetupError> {
     let protected: Vec<PathBuf> = user_dir.iter().chain(cache_dir.iter()).cloned().collect();
     let roots = Roots::open(&workspace, &settings.extra_roots, &protected).map_err(SetupError::Roots)?;
     let policy = Policy { read_guard: settings.read_guard, ..Policy::default() };
-    let session = Arc::new(Session::new(roots, policy, log::Sink::new(verbose)));
+    let mut session = Session::new(roots, policy, log::Sink::new(verbose));
+    session.net = NetPolicy::from_settings(&settings.network).map_err(SetupError::Network)?;
+    session.plugin_settings = settings.plugin_settings.clone();
+    let session = Arc::new(session);
     let runtime = Runtime::new(cache_dir)?;
     let ws_root = session.roots.workspace().path.clone();
     let candidates = runtime::registry::discover(&ws_root, user_dir.as_deref(), &settings.extra_plugins)?;
@@ -144,6 +151,8 @@ mod tests {
             "64",
             "--max-output-kb",
             "9",
+            "--network",
+            "on",
             "--provider",
             "ollama",
             "--model",
@@ -172,6 +181,8 @@ mod tests {
             "--no-instructions",
             "--system-prompt",
             "be brief",
+            "--audit-log",
+            "audit.jsonl",
             "-q",
             "--output-format",
             "json",
@@ -179,9 +190,12 @@ mod tests {
             "always",
             "-v",
         ];
+        // Tables of entries are set in files only; every other key has a flag.
+        const FILE_ONLY: &[&str] = &["network.allow_hosts", "network.allow_private", "network.hosts"];
         let (s, p) = load(&args, &[]).unwrap();
         for e in &p.entries {
-            assert!(e.source().starts_with("flag --"), "{} came from {}", e.key, e.source());
+            let from_flag = e.source().starts_with("flag --");
+            assert_eq!(from_flag, !FILE_ONLY.contains(&e.key), "{} came from {}", e.key, e.source());
         }
         assert_eq!(p.source("model.timeout_secs").unwrap(), "flag --provider-timeout");
         assert_eq!(s.extra_roots, vec![(PathBuf::from("/cwd/a"), true), (PathBuf::from("/cwd/b"), false)]);
@@ -191,6 +205,7 @@ mod tests {
         assert_eq!(s.model.temperature, Some(0.5));
         assert_eq!(s.output.format, config::OutputFormat::Json);
         assert_eq!(s.output.color, config::ColorChoice::Always);
+        assert_eq!(s.network.mode, "on");
     }
 
     #[test]

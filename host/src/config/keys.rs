@@ -23,6 +23,8 @@ pub enum Kind {
     List,
     /// Paths, relative to the file that names them (or the current directory for flags).
     Paths,
+    /// A table of strings (`{ "name" = "value" }`); layers merge it, later ones winning per name.
+    Map,
 }
 
 /// How an environment variable maps to a key.
@@ -68,7 +70,7 @@ impl KeyDef {
 
     /// Whether values from several layers are joined instead of replaced.
     pub fn accumulates(&self) -> bool {
-        matches!(self.kind, Kind::List | Kind::Paths)
+        matches!(self.kind, Kind::List | Kind::Paths | Kind::Map)
     }
 }
 
@@ -78,8 +80,13 @@ pub const PROVIDERS: &[&str] = &["openai", "anthropic", "ollama", "llamacpp", "l
 pub const FORMATS: &[&str] = &["text", "json", "stream-json"];
 /// The `[output] color` values.
 pub const COLORS: &[&str] = &["auto", "always", "never"];
+/// The `[network] mode` values (`--network`): what plugins may reach.
+pub const NETWORK_MODES: &[&str] = &["off", "llm-only", "on"];
 /// The tables a settings file may have, in listing order.
-pub const TABLES: &[&str] = &["limits", "plugins", "workspace", "model", "agent", "output"];
+pub const TABLES: &[&str] = &["limits", "plugins", "workspace", "model", "agent", "output", "network"];
+/// The table of per-plugin settings, `[plugin-settings.<plugin>]` (free-form strings that
+/// the plugin reads through `host-info.setting`).
+pub const PLUGIN_SETTINGS: &str = "plugin-settings";
 
 const U32: u64 = u32::MAX as u64;
 
@@ -128,6 +135,10 @@ pub static KEYS: &[KeyDef] = &[
     key("output.format", Kind::Choice(FORMATS), None),
     key("output.color", Kind::Choice(COLORS), Some(Presence("NO_COLOR", "never"))),
     key("output.verbose", Kind::Bool, None),
+    key("network.mode", Kind::Choice(NETWORK_MODES), Some(Plain("CORRAL_NETWORK"))),
+    key("network.allow_hosts", Kind::List, None),
+    key("network.allow_private", Kind::List, None),
+    key("network.hosts", Kind::Map, None),
 ];
 
 /// The definition of `key` (`table.name`).

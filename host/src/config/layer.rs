@@ -4,6 +4,7 @@
 use super::ConfigError;
 use super::keys::{self, EnvRule, KeyDef};
 use super::value::{Input, Value, check};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
@@ -30,11 +31,16 @@ impl fmt::Display for Source {
     }
 }
 
+/// Each plugin's own settings: plugin name -> setting name -> value.
+pub type PluginSettings = BTreeMap<String, BTreeMap<String, String>>;
+
 /// The checked values one source supplies.
 #[derive(Debug, Clone)]
 pub struct Layer {
     pub source: Source,
     pub values: Vec<(&'static KeyDef, Value)>,
+    /// `[plugin-settings.<plugin>]` tables (files only).
+    pub plugin_settings: PluginSettings,
 }
 
 /// The 1-based line of byte `offset` in `text`.
@@ -57,7 +63,16 @@ fn input_of(v: &DeValue<'_>) -> Input {
         },
         DeValue::Boolean(b) => Input::Bool(*b),
         DeValue::Datetime(_) => Input::Other("a datetime".into()),
-        DeValue::Table(_) => Input::Other("a table".into()),
+        DeValue::Table(t) => {
+            let pairs: Option<Vec<(String, String)>> = t
+                .iter()
+                .map(|(k, v)| v.get_ref().as_str().map(|s| (k.get_ref().to_string(), s.to_string())))
+                .collect();
+            match pairs {
+                Some(v) => Input::Map(v),
+                None => Input::Other("a table with a value that is not a string".into()),
+            }
+        }
         DeValue::Array(items) => {
             let strs: Option<Vec<String>> =
                 items.iter().map(|i| i.get_ref().as_str().map(str::to_string)).collect();
@@ -81,13 +96,23 @@ pub fn parse_file(text: &str, path: &Path, base: &Path, source: Source) -> Resul
     let mut tables: Vec<_> = doc.get_ref().iter().collect();
     tables.sort_by_key(|(k, _)| k.span().start);
     let mut values = Vec::new();
+    let mut plugin_settings = PluginSettings::new();
     for (table, body) in tables {
         let name: &str = table.get_ref();
         let start = table.span().start;
+        if name == keys::PLUGIN_SETTINGS {
+            plugin_settings =
+                parse_plugin_settings(body.get_ref(), start).map_err(|(at, why)| err(at, why))?;
+            continue;
+        }
         if !keys::TABLES.contains(&name) {
             return Err(err(
                 start,
-                format!("unknown table [{name}]; allowed tables: {}", keys::TABLES.join(", ")),
+                format!(
+                    "unknown table [{name}]; allowed tables: {}, {}.<plugin>",
+                    keys::TABLES.join(", "),
+                    keys::PLUGIN_SETTINGS
+                ),
             ));
         }
         let DeValue::Table(body) = body.get_ref() else {
@@ -111,7 +136,55 @@ pub fn parse_file(text: &str, path: &Path, base: &Path, source: Source) -> Resul
             values.push((def, value));
         }
     }
-    Ok(Layer { source, values })
+    Ok(Layer { source, values, plugin_settings })
+}
+
+/// Reads `[plugin-settings.<plugin>]` tables. Values are strings; numbers and booleans are
+/// kept as their text and arrays of strings are joined with commas. The error carries the
+/// byte offset it is about.
+fn parse_plugin_settings(body: &DeValue<'_>, start: usize) -> Result<PluginSettings, (usize, String)> {
+    let like = "like [plugin-settings.web_search] with url = \"...\"";
+    let DeValue::Table(plugins) = body else {
+        return Err((start, format!("'{}' must be a table of tables, {like}", keys::PLUGIN_SETTINGS)));
+    };
+    let mut out = PluginSettings::new();
+    for (plugin, table) in plugins.iter() {
+        let pname: &str = plugin.get_ref();
+        let DeValue::Table(entries) = table.get_ref() else {
+            return Err((plugin.span().start, format!("plugin-settings.{pname} must be a table, {like}")));
+        };
+        let settings = out.entry(pname.to_string()).or_default();
+        for (k, v) in entries.iter() {
+            let text = match v.get_ref() {
+                DeValue::String(s) => s.to_string(),
+                DeValue::Integer(_) | DeValue::Float(_) | DeValue::Boolean(_) => {
+                    input_of(v.get_ref()).to_string()
+                }
+                DeValue::Array(_) => match input_of(v.get_ref()) {
+                    Input::Strs(items) => items.join(","),
+                    other => {
+                        let key = k.get_ref();
+                        return Err((
+                            v.span().start,
+                            format!("plugin-settings.{pname}.{key}: expected a string, found {other}"),
+                        ));
+                    }
+                },
+                _ => {
+                    let key = k.get_ref();
+                    return Err((
+                        v.span().start,
+                        format!(
+                            "plugin-settings.{pname}.{key}: expected a string, found {}",
+                            input_of(v.get_ref())
+                        ),
+                    ));
+                }
+            };
+            settings.insert(k.get_ref().to_string(), text);
+        }
+    }
+    Ok(out)
 }
 
 /// Reads a settings file; `Ok(None)` when it does not exist.
@@ -140,7 +213,11 @@ pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Layer>, Conf
         if let (EnvRule::Negated(_), Value::Bool(b)) = (rule, &value) {
             value = Value::Bool(!b);
         }
-        layers.push(Layer { source: Source::Env(name), values: vec![(def, value)] });
+        layers.push(Layer {
+            source: Source::Env(name),
+            values: vec![(def, value)],
+            plugin_settings: PluginSettings::new(),
+        });
     }
     Ok(layers)
 }
@@ -203,7 +280,11 @@ impl Flags {
             let bad = |why: String| ConfigError::Flag { flag, key, why };
             let def = keys::find(key).ok_or_else(|| bad("no such setting (a bug in corral)".into()))?;
             let value = check(def, input.clone(), &self.base).map_err(bad)?;
-            layers.push(Layer { source: Source::Flag(flag), values: vec![(def, value)] });
+            layers.push(Layer {
+                source: Source::Flag(flag),
+                values: vec![(def, value)],
+                plugin_settings: PluginSettings::new(),
+            });
         }
         Ok(layers)
     }

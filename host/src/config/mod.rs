@@ -10,11 +10,16 @@ mod value;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_network;
 
 pub use error::ConfigError;
+pub use layer::PluginSettings;
 pub use layer::{Flags, Layer, Source};
-pub use provenance::{Entry, FileStatus, Provenance, mask};
-pub use settings::{AgentSettings, ColorChoice, ModelSettings, OutputFormat, OutputSettings, Settings};
+pub use provenance::{Entry, FileStatus, PluginEntry, Provenance, mask};
+pub use settings::{
+    AgentSettings, ColorChoice, ModelSettings, NetworkSettings, OutputFormat, OutputSettings, Settings,
+};
 pub use value::{Input, Value};
 
 use std::path::{Path, PathBuf};
@@ -54,6 +59,18 @@ pub fn load(
             warnings.push(format!(
                 "{} sets model.api_key; project files often get committed. Move the key to \
                  the user file or CORRAL_API_KEY.",
+                path.display()
+            ));
+        }
+        let plugin_secrets =
+            layer.as_ref().into_iter().flat_map(|l| &l.plugin_settings).flat_map(|(p, t)| {
+                t.keys()
+                    .filter(|k| provenance::is_secret_name(k))
+                    .map(move |k| format!("plugin-settings.{p}.{k}"))
+            });
+        for name in plugin_secrets.filter(|_| !is_user) {
+            warnings.push(format!(
+                "{} sets {name}; project files often get committed. Move it to the user file.",
                 path.display()
             ));
         }

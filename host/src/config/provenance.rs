@@ -48,11 +48,40 @@ pub struct FileStatus {
     pub found: bool,
 }
 
+/// One `[plugin-settings.<plugin>]` value and the file that gave it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PluginEntry {
+    pub plugin: String,
+    pub key: String,
+    pub value: String,
+    pub source: Source,
+}
+
+impl PluginEntry {
+    /// Whether the setting's name says it holds a secret (`api_key`, `token`, ...).
+    pub fn secret(&self) -> bool {
+        is_secret_name(&self.key)
+    }
+
+    /// The value as shown to people: masked when it is a secret.
+    pub fn shown(&self) -> String {
+        if self.secret() { mask(&self.value) } else { self.value.clone() }
+    }
+}
+
+/// Whether a plugin setting named `key` holds a secret.
+pub fn is_secret_name(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    ["key", "token", "secret", "password"].iter().any(|w| k.contains(w))
+}
+
 /// Where every setting came from, the files consulted, and warnings for the user.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Provenance {
     /// Every key, in listing order.
     pub entries: Vec<Entry>,
+    /// Every plugin setting, by plugin then name.
+    pub plugin_settings: Vec<PluginEntry>,
     pub files: Vec<FileStatus>,
     pub warnings: Vec<String>,
 }
@@ -84,6 +113,10 @@ fn merge_one(def: &'static KeyDef, layers: &[Layer]) -> (Option<Value>, Vec<Sour
                     a.extend(b.iter().cloned());
                     Some(Value::Paths(a))
                 }
+                (Some(Value::Map(mut a)), Value::Map(b)) if def.accumulates() => {
+                    a.extend(b.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    Some(Value::Map(a))
+                }
                 _ => {
                     if !def.accumulates() {
                         sources.clear();
@@ -110,6 +143,22 @@ pub fn merge(layers: &[Layer], files: Vec<FileStatus>, warnings: Vec<String>) ->
         }
         found.push((def, sources));
     }
+    let mut plugin_sources: std::collections::BTreeMap<(String, String), Source> = Default::default();
+    for layer in layers {
+        for (plugin, table) in &layer.plugin_settings {
+            for (k, v) in table {
+                s.plugin_settings.entry(plugin.clone()).or_default().insert(k.clone(), v.clone());
+                plugin_sources.insert((plugin.clone(), k.clone()), layer.source.clone());
+            }
+        }
+    }
+    let plugin_settings = plugin_sources
+        .into_iter()
+        .map(|((plugin, key), source)| {
+            let value = s.plugin_settings.get(&plugin).and_then(|t| t.get(&key)).cloned().unwrap_or_default();
+            PluginEntry { plugin, key, value, source }
+        })
+        .collect();
     let entries = found
         .into_iter()
         .map(|(def, sources)| Entry {
@@ -119,7 +168,7 @@ pub fn merge(layers: &[Layer], files: Vec<FileStatus>, warnings: Vec<String>) ->
             secret: def.secret,
         })
         .collect();
-    (s, Provenance { entries, files, warnings })
+    (s, Provenance { entries, plugin_settings, files, warnings })
 }
 
 impl Provenance {
@@ -146,6 +195,18 @@ impl Provenance {
             let state = if f.found { "found" } else { "not found" };
             out.push_str(&format!("#   {} ({state})\n", f.source));
         }
+        if !self.plugin_settings.is_empty() {
+            out.push_str("\n# plugin settings ([plugin-settings.<plugin>]):\n");
+            for e in &self.plugin_settings {
+                out.push_str(&format!(
+                    "plugin-settings.{}.{} = {}    # {}\n",
+                    e.plugin,
+                    e.key,
+                    if e.secret() { e.shown() } else { format!("{:?}", e.value) },
+                    e.source
+                ));
+            }
+        }
         out
     }
 
@@ -164,6 +225,11 @@ impl Provenance {
                 serde_json::json!({"path": f.path.display().to_string(), "kind": kind, "found": f.found})
             })
             .collect();
-        serde_json::json!({"schema_version": 1, "settings": settings, "files": files})
+        let mut plugins = serde_json::Map::new();
+        for e in &self.plugin_settings {
+            let table = plugins.entry(e.plugin.clone()).or_insert_with(|| serde_json::json!({}));
+            table[&e.key] = serde_json::json!({"value": e.shown(), "source": e.source.to_string()});
+        }
+        serde_json::json!({"schema_version": 1, "settings": settings, "files": files, "plugin_settings": plugins})
     }
 }

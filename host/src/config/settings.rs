@@ -3,6 +3,7 @@
 
 use super::value::{Value, f32_to_f64};
 use crate::runtime::Limits;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -19,6 +20,35 @@ pub struct Settings {
     pub model: ModelSettings,
     pub agent: AgentSettings,
     pub output: OutputSettings,
+    pub network: NetworkSettings,
+    /// `[plugin-settings.<plugin>]`: plugin name -> setting -> value, read by the plugin.
+    pub plugin_settings: BTreeMap<String, BTreeMap<String, String>>,
+}
+
+/// What plugins may reach over the network (`[network]`); checked and turned into the
+/// session's policy by `capabilities::http::NetPolicy::from_settings`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetworkSettings {
+    /// One of `keys::NETWORK_MODES`: `off`, `llm-only` (plugins get no network), `on`.
+    pub mode: String,
+    /// When not empty, the only hosts plugins may fetch from (`docs.rs`, `*.python.org`).
+    pub allow_hosts: Vec<String>,
+    /// Private addresses the user trusts (`127.0.0.1:8123`, `10.0.0.5`): the only way a
+    /// plugin ever reaches a private, loopback or link-local address.
+    pub allow_private: Vec<String>,
+    /// Names answered before DNS, like /etc/hosts: name -> address(es), comma-separated.
+    pub hosts: BTreeMap<String, String>,
+}
+
+impl Default for NetworkSettings {
+    fn default() -> Self {
+        NetworkSettings {
+            mode: "llm-only".into(),
+            allow_hosts: Vec::new(),
+            allow_private: Vec::new(),
+            hosts: BTreeMap::new(),
+        }
+    }
 }
 
 /// Which model to talk to and how (`[model]`).
@@ -139,6 +169,8 @@ impl Default for Settings {
             model: ModelSettings::default(),
             agent: AgentSettings::default(),
             output: OutputSettings::default(),
+            network: NetworkSettings::default(),
+            plugin_settings: BTreeMap::new(),
         }
     }
 }
@@ -221,6 +253,10 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "output.format" => Value::Str(o.format.as_str().into()),
         "output.color" => Value::Str(o.color.as_str().into()),
         "output.verbose" => Value::Bool(o.verbose),
+        "network.mode" => Value::Str(s.network.mode.clone()),
+        "network.allow_hosts" => Value::List(s.network.allow_hosts.clone()),
+        "network.allow_private" => Value::List(s.network.allow_private.clone()),
+        "network.hosts" => Value::Map(s.network.hosts.clone()),
         _ => Value::Unset,
     }
 }
@@ -263,6 +299,10 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
         ("output.format", Value::Str(x)) => o.format = OutputFormat::parse(&x).unwrap_or(o.format),
         ("output.color", Value::Str(x)) => o.color = ColorChoice::parse(&x).unwrap_or(o.color),
         ("output.verbose", Value::Bool(b)) => o.verbose = b,
+        ("network.mode", Value::Str(x)) => s.network.mode = x,
+        ("network.allow_hosts", Value::List(v)) => s.network.allow_hosts = v,
+        ("network.allow_private", Value::List(v)) => s.network.allow_private = v,
+        ("network.hosts", Value::Map(m)) => s.network.hosts = m,
         _ => {}
     }
 }

@@ -206,7 +206,8 @@ fn unknown_keys_tables_and_bad_syntax_name_the_line() {
     assert_eq!(
         f.project_err("# c\n[modle]\nname = \"x\"\n"),
         format!(
-            "{path}:2: unknown table [modle]; allowed tables: limits, plugins, workspace, model, agent, output"
+            "{path}:2: unknown table [modle]; allowed tables: limits, plugins, workspace, model, agent, output, \
+             network, plugin-settings.<plugin>"
         )
     );
     assert_eq!(f.project_err("\nlimits = 3\n"), format!("{path}:2: 'limits' must be a table, like [limits]"));
@@ -313,6 +314,7 @@ fn every_key_round_trips_through_the_settings() {
             keys::Kind::Choice(c) => Value::Str(c[c.len() - 1].into()),
             keys::Kind::List => Value::List(vec!["x".into()]),
             keys::Kind::Paths => Value::Paths(vec![PathBuf::from("/x")]),
+            keys::Kind::Map => Value::Map([("a".to_string(), "b".to_string())].into()),
         };
         let mut s = Settings::default();
         settings::set(&mut s, def.key, sample.clone());

@@ -2,6 +2,7 @@
 //! check every layer goes through, with messages that say what is allowed.
 
 use super::keys::{KeyDef, Kind};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +15,8 @@ pub enum Input {
     Str(String),
     Strs(Vec<String>),
     Paths(Vec<PathBuf>),
+    /// A table whose values are all strings.
+    Map(Vec<(String, String)>),
     /// Text from an environment variable, read according to the key's kind.
     Text(String),
     /// Something no key accepts, described ("a table", "a datetime").
@@ -74,6 +77,7 @@ impl fmt::Display for Input {
             Input::Float(x) => write!(f, "{x}"),
             Input::Str(s) | Input::Text(s) => write!(f, "{s:?}"),
             Input::Strs(_) | Input::Paths(_) => write!(f, "an array"),
+            Input::Map(_) => write!(f, "a table"),
             Input::Other(what) => write!(f, "{what}"),
         }
     }
@@ -90,6 +94,7 @@ pub enum Value {
     Str(String),
     List(Vec<String>),
     Paths(Vec<PathBuf>),
+    Map(BTreeMap<String, String>),
 }
 
 impl Value {
@@ -104,6 +109,7 @@ impl Value {
             Value::Str(s) => json!(s),
             Value::List(v) => json!(v),
             Value::Paths(v) => json!(v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>()),
+            Value::Map(m) => json!(m),
         }
     }
 }
@@ -121,6 +127,10 @@ impl fmt::Display for Value {
             Value::Paths(v) => {
                 let shown: Vec<String> = v.iter().map(|p| p.display().to_string()).collect();
                 write!(f, "{shown:?}")
+            }
+            Value::Map(m) => {
+                let pairs: Vec<String> = m.iter().map(|(k, v)| format!("{k:?} = {v:?}")).collect();
+                write!(f, "{{ {} }}", pairs.join(", "))
             }
         }
     }
@@ -140,6 +150,7 @@ pub fn expected(kind: Kind) -> String {
         Kind::Choice(allowed) => format!("one of {}", allowed.join(", ")),
         Kind::List => "an array of strings".into(),
         Kind::Paths => "an array of paths (strings)".into(),
+        Kind::Map => "a table of strings, like { \"name\" = \"value\" }".into(),
     }
 }
 
@@ -196,6 +207,7 @@ pub fn check(def: &KeyDef, input: Input, base: &Path) -> Result<Value, String> {
         (Kind::List, Input::Strs(v)) => Ok(Value::List(v)),
         (Kind::Paths, Input::Strs(v)) => Ok(Value::Paths(v.iter().map(|p| base.join(p)).collect())),
         (Kind::Paths, Input::Paths(v)) => Ok(Value::Paths(v.iter().map(|p| base.join(p)).collect())),
+        (Kind::Map, Input::Map(v)) => Ok(Value::Map(v.into_iter().collect())),
         (_, input) => fail(&input),
     }
 }

@@ -1,6 +1,7 @@
 //! What a plugin can ask of the host: the workspace roots, file changes, logging, session
-//! state, durable context sections and questions to the person. [`Host`] calls the real
-//! imports; the fakes in [`fake`] stand in for native unit tests of tool logic.
+//! state, durable context sections, questions to the person, fetches and settings. [`Host`]
+//! calls the real imports; the fakes in [`fake`] and [`FakeNet`] / [`FakeHostInfo`] stand in
+//! for native unit tests of tool logic.
 
 use crate::{ErrorKind, ToolError};
 use std::path::{Path, PathBuf};
@@ -315,5 +316,8 @@ pub mod context {
 
 mod state;
 pub use state::{Asker, State, load_json, save_json};
+
+mod web;
+pub use web::{FakeHostInfo, FakeNet, HostInfo, HttpError, HttpErrorCode, HttpRequest, HttpResponse, Net};
 
 pub mod fake;

@@ -1,0 +1,98 @@
+//! The host side of the WIT `http` interface: the SSRF-safe fetch. The host parses the URL,
+//! resolves the name itself, refuses forbidden addresses, connects only to what it checked.
+//!
+//! The path of one fetch: the session's mode must be `on` ([`NetPolicy`]); the URL must be
+//! http(s) and its host on the allowlists; the name is resolved (the hosts map, then DNS) and
+//! every address it has must pass [`addr::classify`] unless the user listed it in
+//! `network.allow_private` (the only way a private address is ever reached); then a client
+//! built for this one request connects to those addresses only (`resolve_to_addrs`, no
+//! proxy, no second lookup, no automatic redirects). Each redirect hop goes through the same
+//! path. See `fetch.rs`.
+
+pub mod addr;
+mod fetch;
+mod policy;
+mod resolve;
+
+#[cfg(test)]
+mod tests;
+
+pub use policy::{HostPattern, MAX_BODY, NetMode, NetPolicy, PrivateException, plugin_patterns};
+
+use super::Session;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A request from a plugin.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Vec<u8>>,
+    /// Lowers the body cap.
+    pub max_bytes: Option<u64>,
+    /// Lowers the total timeout.
+    pub timeout: Option<Duration>,
+}
+
+/// The final answer after redirects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    pub url: String,
+    /// Names in lowercase.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub truncated: bool,
+}
+
+/// Why a fetch failed (mirrors the WIT `error-code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    Denied,
+    InvalidUrl,
+    Unreachable,
+    Timeout,
+    TooManyRedirects,
+    Other,
+}
+
+/// A refused or failed fetch, with a message for the model that says why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct HttpError {
+    pub code: Code,
+    pub message: String,
+}
+
+impl HttpError {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        HttpError { code, message: message.into() }
+    }
+}
+
+/// Aborts the spawned fetch when the plugin call that awaits it is dropped (a timeout).
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Fetches `req` for `plugin` under the session's policy. The work runs as its own tokio
+/// task (TLS and DNS need more stack than a plugin call's fiber should lend).
+pub async fn fetch(session: Arc<Session>, plugin: Arc<str>, req: Request) -> Result<Response, HttpError> {
+    // TODO(grants, issue 5): when the session records which plugins were granted `http`,
+    // refuse here at call time too (`session.<http-granted set>.contains(&*plugin)`); until
+    // then the grant is only enforced at load time by the registry.
+    let mut task = AbortOnDrop(tokio::spawn(async move {
+        let allow = session.plugin_settings.get(&*plugin).and_then(|s| s.get("allow_hosts")).cloned();
+        fetch::run(&session.net, &plugin, allow.as_deref(), req).await
+    }));
+    match (&mut task.0).await {
+        Ok(result) => result,
+        Err(e) => Err(HttpError::new(Code::Other, format!("the fetch failed inside the host: {e}"))),
+    }
+}
