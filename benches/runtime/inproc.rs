@@ -5,7 +5,7 @@ use crate::fixtures::{self, BIG_FILE};
 use crate::report::{Row, Unit};
 use anyhow::{Context, Result, bail};
 use corral::capabilities::{Policy, Roots, Session, log};
-use corral::runtime::{self, Limits, Registry, Runtime};
+use corral::runtime::{self, Limits, LoadRules, Registry, Runtime};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -38,7 +38,7 @@ pub fn rows() -> Result<Vec<Row>> {
         .filter(|c| c.name == "faulty" || c.name == "read_file")
         .collect();
     let registry = tokio
-        .block_on(Registry::load(&rt, &session, candidates, &[], &limits))
+        .block_on(Registry::load(&rt, &session, candidates, &LoadRules::default(), &limits))
         .context("cannot load the faulty and read_file plugins")?;
 
     let host = Host { rt: &rt, session: &session, registry: &registry, limits: &limits };

@@ -3,7 +3,7 @@
 
 use super::Sandbox;
 use corral::capabilities::{Policy, Roots, Session, log};
-use corral::runtime::{self, CallReport, Limits, Registry, RegistryError, Runtime, ToolOutput};
+use corral::runtime::{self, CallReport, Limits, LoadRules, Registry, RegistryError, Runtime, ToolOutput};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -21,14 +21,20 @@ pub fn block<F: std::future::Future>(f: F) -> F::Output {
 
 /// Loads the built-ins plus the named test plugins, minus `disabled`.
 pub fn load(plugins: &[&str], disabled: &[&str], limits: &Limits) -> Result<Loaded, RegistryError> {
+    let rules =
+        LoadRules { disabled: disabled.iter().map(|s| s.to_string()).collect(), ..LoadRules::default() };
+    load_with(plugins, &rules, limits)
+}
+
+/// Loads the built-ins plus the named test plugins under `rules`.
+pub fn load_with(plugins: &[&str], rules: &LoadRules, limits: &Limits) -> Result<Loaded, RegistryError> {
     let sb = Sandbox::new();
     let roots = Roots::open(&sb.ws, &[], &[]).unwrap();
     let session = Arc::new(Session::new(roots, Policy::default(), log::Sink::new(false)));
     let runtime = Runtime::new(Some(Sandbox::cache_dir())).unwrap();
     let paths: Vec<PathBuf> = plugins.iter().map(|p| super::test_plugin(p)).collect();
     let candidates = runtime::registry::discover(&sb.ws, None, &paths)?;
-    let disabled: Vec<String> = disabled.iter().map(|s| s.to_string()).collect();
-    let registry = block(Registry::load(&runtime, &session, candidates, &disabled, limits))?;
+    let registry = block(Registry::load(&runtime, &session, candidates, rules, limits))?;
     Ok(Loaded { sb, runtime, session, registry })
 }
 

@@ -1,13 +1,15 @@
 //! The host side of every WIT import a plugin may be granted: the workspace (through
-//! cap-std), session key-value state, durable context sections, logging, and the SSRF-safe
-//! http client. One [`Session`] is shared by all calls.
+//! cap-std), session key-value state, durable context sections, logging, the SSRF-safe
+//! http client and the process runner. One [`Session`] is shared by all calls.
 
 pub mod context;
+pub mod grant;
 mod guard;
 mod host_impl;
 pub mod http;
 pub mod kv;
 pub mod log;
+pub mod process;
 pub mod roots;
 pub mod scratch;
 pub mod state;
@@ -112,6 +114,10 @@ pub struct Session {
     pub plugin_settings: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
     /// What plugins may reach over the network (`--network`, `[network]`); off by default.
     pub net: http::NetPolicy,
+    /// What each loaded plugin was granted; every host function checks it.
+    pub granted: grant::Granted,
+    /// Which programs plugins granted `process` may run (`[commands]`); none by default.
+    pub commands: process::CommandPolicy,
 }
 
 impl Session {
@@ -126,6 +132,8 @@ impl Session {
             ask: context::AskChannel::default(),
             plugin_settings: Default::default(),
             net: http::NetPolicy::default(),
+            granted: grant::Granted::default(),
+            commands: process::CommandPolicy::default(),
         }
     }
 

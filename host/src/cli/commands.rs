@@ -1,7 +1,7 @@
 //! `corral tools`, `corral tool NAME ARGS`, `corral plugins` and `corral config`.
 
 use super::{Command, GlobalArgs, SetupError, setup};
-use crate::runtime::{CacheStatus, Plugin};
+use crate::runtime::CacheStatus;
 use std::io::{Read, Write};
 
 /// Runs the command; Ok is the exit code.
@@ -11,7 +11,7 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         let p = setup::resolve(global)?.provenance;
         return Ok(print(&if json { format!("{}\n", p.to_json()) } else { p.to_text() }));
     }
-    let env = setup::prepare(global).await?;
+    let env = setup::prepare(global, global.ci).await?;
     match command {
         Command::Tools { json } => Ok(tools(&env, json)),
         Command::Plugins { json } => Ok(plugins(&env, json)),
@@ -56,7 +56,7 @@ fn tools(env: &setup::Env, json: bool) -> i32 {
                     "read_only": t.read_only,
                     "destructive": t.destructive,
                     "idempotent": t.idempotent,
-                    "capabilities": t.capabilities,
+                    "capabilities": t.capabilities.names(),
                 })
             })
             .collect();
@@ -80,52 +80,58 @@ fn cache_word(c: &CacheStatus) -> String {
     }
 }
 
-fn capabilities(p: &Plugin) -> Vec<&'static str> {
-    let mut caps: Vec<&'static str> =
-        p.info.tools.iter().flat_map(|t| t.capabilities.iter().copied()).collect();
-    caps.sort();
-    caps.dedup();
-    caps
-}
-
 fn plugins(env: &setup::Env, json: bool) -> i32 {
     if json {
-        let list: Vec<serde_json::Value> = env
-            .registry
-            .plugins()
-            .iter()
-            .map(|p| {
-                serde_json::json!({
-                    "name": p.info.name,
-                    "origin": p.info.origin.as_str(),
-                    "location": p.info.location,
-                    "sha256": p.info.sha256,
-                    "size": p.info.size,
-                    "cached": p.info.cache == CacheStatus::Hit,
-                    "cache": cache_word(&p.info.cache),
-                    "capabilities": capabilities(p),
-                    "imports": p.info.imports,
-                    "tools": p.info.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
-                })
+        let loaded = env.registry.plugins().iter().map(|p| {
+            serde_json::json!({
+                "name": p.info.name,
+                "loaded": true,
+                "origin": p.info.origin.as_str(),
+                "location": p.info.location,
+                "sha256": p.info.sha256,
+                "size": p.info.size,
+                "cached": p.info.cache == CacheStatus::Hit,
+                "cache": cache_word(&p.info.cache),
+                "capabilities": p.info.asks.names(),
+                "granted": p.info.granted.names(),
+                "imports": p.info.imports,
+                "tools": p.info.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
             })
-            .collect();
-        return print(&format!("{}\n", serde_json::Value::Array(list)));
+        });
+        let skipped = env.registry.skipped().iter().map(|s| {
+            serde_json::json!({
+                "name": s.name,
+                "loaded": false,
+                "origin": "built-in",
+                "sha256": s.sha256,
+                "capabilities": s.asks.names(),
+                "granted": [],
+                "reason": s.reason,
+            })
+        });
+        return print(&format!("{}\n", serde_json::Value::Array(loaded.chain(skipped).collect())));
     }
     let mut text = String::new();
     for p in env.registry.plugins() {
-        let caps = capabilities(p);
         text.push_str(&format!(
             "{}\n  source:       {} ({})\n  sha256:       {}\n  size:         {} bytes\n  tools:        {}\n  \
-             capabilities: {}\n  cache:        {}\n",
+             asks for:     {}\n  granted:      {}\n  cache:        {}\n",
             p.info.name,
             p.info.origin.as_str(),
             p.info.location,
             p.info.sha256,
             p.info.size,
             p.info.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "),
-            if caps.is_empty() { "none".to_string() } else { caps.join(", ") },
+            p.info.asks,
+            p.info.granted,
             cache_word(&p.info.cache),
         ));
+    }
+    if !env.registry.skipped().is_empty() {
+        text.push_str("\nnot loaded:\n");
+        for s in env.registry.skipped() {
+            text.push_str(&format!("  {} (built-in, sha256 {}): {}\n", s.name, s.sha256, s.reason));
+        }
     }
     print(&text)
 }

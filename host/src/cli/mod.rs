@@ -71,6 +71,36 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "MODE",
           value_parser = clap::builder::PossibleValuesParser::new(crate::config::keys::NETWORK_MODES.iter().copied()))]
     pub network: Option<String>,
+    /// Grant a plugin capabilities: PLUGIN=CAP[,CAP...] (workspace-write, kv, http, process,
+    /// context); repeatable. The plugin gets exactly the list [key: plugins.grants]
+    #[arg(long, global = true, value_name = "PLUGIN=CAPS", help_heading = "Capabilities")]
+    pub grant: Vec<String>,
+    /// A policy file that pins plugins by sha256 and bounds grants, network and commands
+    /// (see README, "CI") [env: CORRAL_POLICY] [key: plugins.policy]
+    #[arg(long, global = true, value_name = "FILE", help_heading = "Capabilities")]
+    pub policy: Option<PathBuf>,
+    /// Programs the model may run (comma-separated), resolved on PATH at start-up; enables
+    /// run_command [key: commands.allowed]
+    #[arg(
+        long,
+        alias = "allow-commands",
+        global = true,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Capabilities"
+    )]
+    pub allowed_commands: Vec<String>,
+    /// off: no commands; allowlist: only --allowed-commands; ask: those, and anything else
+    /// once the person approves it [default: allowlist] [key: commands.mode]
+    #[arg(long, global = true, value_name = "MODE", help_heading = "Capabilities",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::config::keys::COMMAND_MODES.iter().copied()))]
+    pub commands: Option<String>,
+    /// Let the model run any program and shell strings through /bin/sh -c [key: commands.yolo]
+    #[arg(long, global = true, help_heading = "Capabilities")]
+    pub yolo: bool,
+    /// Pass this environment variable to commands too (repeatable) [key: commands.env]
+    #[arg(long, global = true, value_name = "NAME", help_heading = "Capabilities")]
+    pub command_env: Vec<String>,
 
     /// The model provider [env: CORRAL_PROVIDER]
     #[arg(long, global = true, value_name = "NAME", help_heading = "Model",

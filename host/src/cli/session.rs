@@ -71,7 +71,7 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
             Some(text)
         }
     };
-    let env = match setup::prepare(g).await {
+    let env = match setup::prepare(g, ci).await {
         Ok(env) => env,
         Err(e) => {
             eprintln!("error: {e}");

@@ -2,10 +2,12 @@
 //! runtime created, plugins discovered and loaded.
 
 use super::GlobalArgs;
-use crate::capabilities::http::NetPolicy;
+use crate::capabilities::grant::CapSet;
+use crate::capabilities::http::{NetMode, NetPolicy};
+use crate::capabilities::process::CommandPolicy;
 use crate::capabilities::{Policy, Roots, Session, find_workspace_root, log};
 use crate::config::{self, ConfigError, Flags, Provenance, Settings};
-use crate::runtime::{self, Registry, RegistryError, Runtime, RuntimeError};
+use crate::runtime::{self, LoadRules, Pins, Registry, RegistryError, Runtime, RuntimeError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -24,11 +26,15 @@ pub enum SetupError {
     Cwd(std::io::Error),
     #[error("{0}\nFix the [network] settings (see `corral config`).")]
     Network(String),
+    #[error("{0}")]
+    Commands(String),
 }
 
 /// Everything a command needs.
 pub struct Env {
     pub settings: Settings,
+    /// The policy file in force, if any.
+    pub policy: Option<config::Policy>,
     /// Where each setting came from.
     pub provenance: Provenance,
     pub session: Arc<Session>,
@@ -42,6 +48,8 @@ pub struct Resolved {
     pub user_dir: Option<PathBuf>,
     pub settings: Settings,
     pub provenance: Provenance,
+    /// The policy file, already applied to `settings`.
+    pub policy: Option<config::Policy>,
 }
 
 /// The command-line flags as a settings layer; relative paths are taken from `cwd`.
@@ -56,6 +64,12 @@ pub fn flag_layer(g: &GlobalArgs, cwd: &Path) -> Flags {
         .opt("limits.memory_mib", "--memory-mib", g.memory_mib)
         .opt("limits.max_output_kb", "--max-output-kb", g.max_output_kb)
         .opt("network.mode", "--network", g.network.clone())
+        .list("plugins.grants", "--grant", &g.grant)
+        .opt("plugins.policy", "--policy", g.policy.clone())
+        .list("commands.allowed", "--allowed-commands", &g.allowed_commands)
+        .opt("commands.mode", "--commands", g.commands.clone())
+        .switch("commands.yolo", "--yolo", g.yolo, true)
+        .list("commands.env", "--command-env", &g.command_env)
         .opt("model.provider", "--provider", g.provider.clone())
         .opt("model.name", "--model", g.model.clone())
         .opt("model.base_url", "--base-url", g.base_url.clone())
@@ -89,36 +103,99 @@ pub fn resolve(g: &GlobalArgs) -> Result<Resolved, SetupError> {
     };
     let user_dir = config::user_dir();
     let env = |k: &str| std::env::var(k).ok();
-    let (settings, provenance) = config::load(&workspace, user_dir.as_deref(), &env, &flag_layer(g, &cwd))?;
+    let (mut settings, provenance) =
+        config::load(&workspace, user_dir.as_deref(), &env, &flag_layer(g, &cwd))?;
     for w in &provenance.warnings {
         eprintln!("warning: {w}");
     }
-    Ok(Resolved { workspace, user_dir, settings, provenance })
+    let policy = match &settings.policy {
+        Some(path) => {
+            let policy = config::Policy::load(path)?;
+            policy.apply(&mut settings, &provenance)?;
+            Some(policy)
+        }
+        None => None,
+    };
+    Ok(Resolved { workspace, user_dir, settings, provenance, policy })
 }
 
-/// Resolves settings and loads every plugin.
-pub async fn prepare(g: &GlobalArgs) -> Result<Env, SetupError> {
-    let Resolved { workspace, user_dir, settings, provenance } = resolve(g)?;
+/// CI mode never prompts and gives plugins the network only when asked for explicitly (a
+/// flag or the policy file): a network mode of `on` from a settings file is lowered.
+fn lock_down(s: &mut Settings, p: &Provenance, policy: Option<&config::Policy>) -> Result<(), SetupError> {
+    if s.commands.enabled() && s.commands.mode == "ask" {
+        return Err(SetupError::Commands(
+            "CI mode never prompts, so commands.mode = \"ask\" cannot be used; list the programs with \
+             --allowed-commands instead"
+                .into(),
+        ));
+    }
+    let explicit = p.source("network.mode").is_some_and(|src| src.starts_with("flag "))
+        || policy.is_some_and(|pol| pol.network == "on");
+    if s.network.mode == "on" && !explicit {
+        eprintln!(
+            "warning: CI mode: network.mode = \"on\" from {} is ignored; plugins get no network unless \
+             --network on is given",
+            p.source("network.mode").unwrap_or_default()
+        );
+        s.network.mode = "llm-only".into();
+    }
+    Ok(())
+}
+
+/// What may load, from the settings and the policy.
+fn load_rules(s: &Settings, policy: Option<&config::Policy>, net: &NetPolicy) -> LoadRules {
+    LoadRules {
+        disabled: s.disabled_plugins.clone(),
+        // Names were checked when the settings were read.
+        grants: s
+            .grants
+            .iter()
+            .map(|(p, caps)| (p.clone(), CapSet::parse(caps).unwrap_or_default()))
+            .collect(),
+        pins: policy.map(|p| Pins { file: p.path.clone(), sha256: p.pins() }),
+        network: net.mode == NetMode::On,
+        commands: s.commands.enabled(),
+    }
+}
+
+/// Resolves settings and loads every plugin. In CI mode (`ci`) the settings are locked down
+/// first (see [`lock_down`]).
+pub async fn prepare(g: &GlobalArgs, ci: bool) -> Result<Env, SetupError> {
+    let Resolved { workspace, user_dir, mut settings, provenance, policy } = resolve(g)?;
+    if ci {
+        lock_down(&mut settings, &provenance, policy.as_ref())?;
+    }
     let verbose = settings.output.verbose;
     let cache_dir = runtime::default_cache_dir();
     let protected: Vec<PathBuf> = user_dir.iter().chain(cache_dir.iter()).cloned().collect();
     let roots = Roots::open(&workspace, &settings.extra_roots, &protected).map_err(SetupError::Roots)?;
-    let policy = Policy { read_guard: settings.read_guard, ..Policy::default() };
-    let mut session = Session::new(roots, policy, log::Sink::new(verbose));
+    let policy_ws = Policy { read_guard: settings.read_guard, ..Policy::default() };
+    let mut session = Session::new(roots, policy_ws, log::Sink::new(verbose));
     session.net = NetPolicy::from_settings(&settings.network).map_err(SetupError::Network)?;
+    let root_paths: Vec<PathBuf> = session.roots.all().iter().map(|r| r.path.clone()).collect();
+    session.commands = CommandPolicy::from_settings(
+        &settings.commands,
+        &root_paths,
+        &session.roots.workspace().dir,
+        &|k: &str| std::env::var_os(k),
+    )
+    .map_err(SetupError::Commands)?;
     session.plugin_settings = settings.plugin_settings.clone();
     let session = Arc::new(session);
     let runtime = Runtime::new(cache_dir)?;
     let ws_root = session.roots.workspace().path.clone();
     let candidates = runtime::registry::discover(&ws_root, user_dir.as_deref(), &settings.extra_plugins)?;
-    let registry =
-        Registry::load(&runtime, &session, candidates, &settings.disabled_plugins, &settings.limits).await?;
+    let rules = load_rules(&settings, policy.as_ref(), &session.net);
+    let registry = Registry::load(&runtime, &session, candidates, &rules, &settings.limits).await?;
     if verbose {
         for p in registry.plugins() {
             eprintln!("plugin {} ({}): {:?}", p.info.name, p.info.location, p.info.cache);
         }
+        for s in registry.skipped() {
+            eprintln!("plugin {} not loaded: {}", s.name, s.reason);
+        }
     }
-    Ok(Env { settings, provenance, session, runtime, registry })
+    Ok(Env { settings, policy, provenance, session, runtime, registry })
 }
 
 #[cfg(test)]
@@ -153,6 +230,17 @@ mod tests {
             "9",
             "--network",
             "on",
+            "--grant",
+            "myplug=http,kv",
+            "--policy",
+            "ci/policy.toml",
+            "--allowed-commands",
+            "git,ls",
+            "--commands",
+            "ask",
+            "--yolo",
+            "--command-env",
+            "CARGO_HOME",
             "--provider",
             "ollama",
             "--model",
@@ -206,6 +294,12 @@ mod tests {
         assert_eq!(s.output.format, config::OutputFormat::Json);
         assert_eq!(s.output.color, config::ColorChoice::Always);
         assert_eq!(s.network.mode, "on");
+        assert_eq!(s.grants.get("myplug"), Some(&vec!["http".to_string(), "kv".to_string()]));
+        assert_eq!(s.policy, Some(PathBuf::from("/cwd/ci/policy.toml")));
+        assert_eq!(s.commands.allowed, vec!["git".to_string(), "ls".to_string()]);
+        assert_eq!(s.commands.mode, "ask");
+        assert!(s.commands.yolo);
+        assert_eq!(s.commands.env, vec!["CARGO_HOME".to_string()]);
     }
 
     #[test]

@@ -15,4 +15,8 @@ pub enum ConfigError {
     Env { name: &'static str, value: String, key: &'static str, why: String },
     #[error("{flag} ({key}): {why}")]
     Flag { flag: &'static str, key: &'static str, why: String },
+    #[error("policy file {}: {why}", path.display())]
+    Policy { path: PathBuf, why: String },
+    #[error("the policy file {} does not allow {what}. Remove the setting or change the policy.", path.display())]
+    PolicyWider { path: PathBuf, what: String },
 }

@@ -25,6 +25,11 @@ pub enum Kind {
     Paths,
     /// A table of strings (`{ "name" = "value" }`); layers merge it, later ones winning per name.
     Map,
+    /// A table of lists drawn from a fixed set (`{ "name" = ["a", "b"] }`); layers merge it,
+    /// later ones replacing a name's whole list.
+    ListMap(&'static [&'static str]),
+    /// One path, relative to the file that names it (or the current directory for flags).
+    Path,
 }
 
 /// How an environment variable maps to a key.
@@ -70,7 +75,7 @@ impl KeyDef {
 
     /// Whether values from several layers are joined instead of replaced.
     pub fn accumulates(&self) -> bool {
-        matches!(self.kind, Kind::List | Kind::Paths | Kind::Map)
+        matches!(self.kind, Kind::List | Kind::Paths | Kind::Map | Kind::ListMap(_))
     }
 }
 
@@ -82,8 +87,14 @@ pub const FORMATS: &[&str] = &["text", "json", "stream-json"];
 pub const COLORS: &[&str] = &["auto", "always", "never"];
 /// The `[network] mode` values (`--network`): what plugins may reach.
 pub const NETWORK_MODES: &[&str] = &["off", "llm-only", "on"];
+/// The `[commands] mode` values (`--commands`): how `run_command` and the `process`
+/// capability decide what may run.
+pub const COMMAND_MODES: &[&str] = &["off", "allowlist", "ask"];
+/// The capabilities a plugin may be granted (`[plugins.grants]`, `--grant`).
+pub const CAPABILITIES: &[&str] = &["workspace-write", "kv", "http", "process", "context"];
 /// The tables a settings file may have, in listing order.
-pub const TABLES: &[&str] = &["limits", "plugins", "workspace", "model", "agent", "output", "network"];
+pub const TABLES: &[&str] =
+    &["limits", "plugins", "workspace", "model", "agent", "output", "network", "commands"];
 /// The table of per-plugin settings, `[plugin-settings.<plugin>]` (free-form strings that
 /// the plugin reads through `host-info.setting`).
 pub const PLUGIN_SETTINGS: &str = "plugin-settings";
@@ -111,6 +122,8 @@ pub static KEYS: &[KeyDef] = &[
     key("limits.max_output_kb", uint(1, 10240), Some(Plain("CORRAL_MAX_OUTPUT_KB"))),
     key("plugins.disabled", Kind::List, None),
     key("plugins.load", Kind::Paths, None),
+    key("plugins.grants", Kind::ListMap(CAPABILITIES), None),
+    key("plugins.policy", Kind::Path, Some(Plain("CORRAL_POLICY"))),
     key("workspace.read_guard", Kind::Bool, Some(Negated("CORRAL_NO_READ_GUARD"))),
     key("workspace.add_dirs", Kind::Paths, None),
     key("workspace.add_dirs_ro", Kind::Paths, None),
@@ -139,6 +152,10 @@ pub static KEYS: &[KeyDef] = &[
     key("network.allow_hosts", Kind::List, None),
     key("network.allow_private", Kind::List, None),
     key("network.hosts", Kind::Map, None),
+    key("commands.mode", Kind::Choice(COMMAND_MODES), Some(Plain("CORRAL_COMMANDS"))),
+    key("commands.allowed", Kind::List, None),
+    key("commands.yolo", Kind::Bool, None),
+    key("commands.env", Kind::List, None),
 ];
 
 /// The definition of `key` (`table.name`).

@@ -68,9 +68,18 @@ fn input_of(v: &DeValue<'_>) -> Input {
                 .iter()
                 .map(|(k, v)| v.get_ref().as_str().map(|s| (k.get_ref().to_string(), s.to_string())))
                 .collect();
-            match pairs {
-                Some(v) => Input::Map(v),
-                None => Input::Other("a table with a value that is not a string".into()),
+            let lists: Option<Vec<(String, Vec<String>)>> = t
+                .iter()
+                .map(|(k, v)| match input_of(v.get_ref()) {
+                    Input::Strs(items) => Some((k.get_ref().to_string(), items)),
+                    Input::Str(s) => Some((k.get_ref().to_string(), vec![s])),
+                    _ => None,
+                })
+                .collect();
+            match (pairs, lists) {
+                (Some(v), _) => Input::Map(v),
+                (None, Some(v)) => Input::ListMap(v),
+                _ => Input::Other("a table with a value that is not a string".into()),
             }
         }
         DeValue::Array(items) => {

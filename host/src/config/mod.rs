@@ -4,6 +4,7 @@
 mod error;
 pub mod keys;
 mod layer;
+pub mod policy;
 mod provenance;
 mod settings;
 mod value;
@@ -16,9 +17,11 @@ mod tests_network;
 pub use error::ConfigError;
 pub use layer::PluginSettings;
 pub use layer::{Flags, Layer, Source};
+pub use policy::Policy;
 pub use provenance::{Entry, FileStatus, PluginEntry, Provenance, mask};
 pub use settings::{
-    AgentSettings, ColorChoice, ModelSettings, NetworkSettings, OutputFormat, OutputSettings, Settings,
+    AgentSettings, ColorChoice, CommandSettings, ModelSettings, NetworkSettings, OutputFormat,
+    OutputSettings, Settings,
 };
 pub use value::{Input, Value};
 

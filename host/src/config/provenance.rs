@@ -117,6 +117,10 @@ fn merge_one(def: &'static KeyDef, layers: &[Layer]) -> (Option<Value>, Vec<Sour
                     a.extend(b.iter().map(|(k, v)| (k.clone(), v.clone())));
                     Some(Value::Map(a))
                 }
+                (Some(Value::ListMap(mut a)), Value::ListMap(b)) if def.accumulates() => {
+                    a.extend(b.iter().map(|(k, v)| (k.clone(), v.clone())));
+                    Some(Value::ListMap(a))
+                }
                 _ => {
                     if !def.accumulates() {
                         sources.clear();

@@ -17,6 +17,12 @@ pub struct Settings {
     pub extra_roots: Vec<(PathBuf, bool)>,
     /// Extra plugin components to load (`[plugins] load`, `--plugin`).
     pub extra_plugins: Vec<PathBuf>,
+    /// Capabilities granted per plugin (`[plugins.grants]`, `--grant`): plugin name ->
+    /// capability names. A plugin named here gets exactly this list.
+    pub grants: BTreeMap<String, Vec<String>>,
+    /// A policy file that pins plugins by sha256 and bounds every grant (`--policy`).
+    pub policy: Option<PathBuf>,
+    pub commands: CommandSettings,
     pub model: ModelSettings,
     pub agent: AgentSettings,
     pub output: OutputSettings,
@@ -48,6 +54,33 @@ impl Default for NetworkSettings {
             allow_private: Vec::new(),
             hosts: BTreeMap::new(),
         }
+    }
+}
+
+/// Which programs the `process` capability may run (`[commands]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandSettings {
+    /// One of `keys::COMMAND_MODES`: `off`, `allowlist` (only `allowed`), `ask` (`allowed`
+    /// run freely, anything else after the person approves it).
+    pub mode: String,
+    /// Program names, resolved to absolute paths at start-up.
+    pub allowed: Vec<String>,
+    /// Shell strings through `/bin/sh -c`, and any program: no allowlist.
+    pub yolo: bool,
+    /// Environment variables passed to commands besides the default set.
+    pub env: Vec<String>,
+}
+
+impl Default for CommandSettings {
+    fn default() -> Self {
+        CommandSettings { mode: "allowlist".into(), allowed: Vec::new(), yolo: false, env: Vec::new() }
+    }
+}
+
+impl CommandSettings {
+    /// Whether commands can run at all: not `off`, and something is allowed or may be asked.
+    pub fn enabled(&self) -> bool {
+        self.mode != "off" && (self.yolo || self.mode == "ask" || !self.allowed.is_empty())
     }
 }
 
@@ -166,6 +199,9 @@ impl Default for Settings {
             read_guard: true,
             extra_roots: Vec::new(),
             extra_plugins: Vec::new(),
+            grants: BTreeMap::new(),
+            policy: None,
+            commands: CommandSettings::default(),
             model: ModelSettings::default(),
             agent: AgentSettings::default(),
             output: OutputSettings::default(),
@@ -229,6 +265,8 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "limits.max_output_kb" => Value::Int((s.limits.output_bytes / 1024) as u64),
         "plugins.disabled" => Value::List(s.disabled_plugins.clone()),
         "plugins.load" => Value::Paths(s.extra_plugins.clone()),
+        "plugins.grants" => Value::ListMap(s.grants.clone()),
+        "plugins.policy" => s.policy.clone().map_or(Value::Unset, Value::Path),
         "workspace.read_guard" => Value::Bool(s.read_guard),
         "workspace.add_dirs" => roots(s, true),
         "workspace.add_dirs_ro" => roots(s, false),
@@ -257,6 +295,10 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "network.allow_hosts" => Value::List(s.network.allow_hosts.clone()),
         "network.allow_private" => Value::List(s.network.allow_private.clone()),
         "network.hosts" => Value::Map(s.network.hosts.clone()),
+        "commands.mode" => Value::Str(s.commands.mode.clone()),
+        "commands.allowed" => Value::List(s.commands.allowed.clone()),
+        "commands.yolo" => Value::Bool(s.commands.yolo),
+        "commands.env" => Value::List(s.commands.env.clone()),
         _ => Value::Unset,
     }
 }
@@ -272,6 +314,8 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
         ("limits.max_output_kb", Value::Int(n)) => s.limits.output_bytes = (n as usize) * 1024,
         ("plugins.disabled", Value::List(v)) => s.disabled_plugins = v,
         ("plugins.load", Value::Paths(v)) => s.extra_plugins = v,
+        ("plugins.grants", Value::ListMap(m)) => s.grants = m,
+        ("plugins.policy", Value::Path(p)) => s.policy = Some(p),
         ("workspace.read_guard", Value::Bool(b)) => s.read_guard = b,
         ("workspace.add_dirs" | "workspace.add_dirs_ro", Value::Paths(v)) => {
             let writable = key == "workspace.add_dirs";
@@ -303,6 +347,10 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
         ("network.allow_hosts", Value::List(v)) => s.network.allow_hosts = v,
         ("network.allow_private", Value::List(v)) => s.network.allow_private = v,
         ("network.hosts", Value::Map(m)) => s.network.hosts = m,
+        ("commands.mode", Value::Str(x)) => s.commands.mode = x,
+        ("commands.allowed", Value::List(v)) => s.commands.allowed = v,
+        ("commands.yolo", Value::Bool(b)) => s.commands.yolo = b,
+        ("commands.env", Value::List(v)) => s.commands.env = v,
         _ => {}
     }
 }

@@ -207,7 +207,7 @@ fn unknown_keys_tables_and_bad_syntax_name_the_line() {
         f.project_err("# c\n[modle]\nname = \"x\"\n"),
         format!(
             "{path}:2: unknown table [modle]; allowed tables: limits, plugins, workspace, model, agent, output, \
-             network, plugin-settings.<plugin>"
+             network, commands, plugin-settings.<plugin>"
         )
     );
     assert_eq!(f.project_err("\nlimits = 3\n"), format!("{path}:2: 'limits' must be a table, like [limits]"));
@@ -315,6 +315,8 @@ fn every_key_round_trips_through_the_settings() {
             keys::Kind::List => Value::List(vec!["x".into()]),
             keys::Kind::Paths => Value::Paths(vec![PathBuf::from("/x")]),
             keys::Kind::Map => Value::Map([("a".to_string(), "b".to_string())].into()),
+            keys::Kind::ListMap(v) => Value::ListMap([("a".to_string(), vec![v[0].to_string()])].into()),
+            keys::Kind::Path => Value::Path(PathBuf::from("/p")),
         };
         let mut s = Settings::default();
         settings::set(&mut s, def.key, sample.clone());

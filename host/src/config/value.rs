@@ -17,6 +17,8 @@ pub enum Input {
     Paths(Vec<PathBuf>),
     /// A table whose values are all strings.
     Map(Vec<(String, String)>),
+    /// A table whose values are all arrays of strings.
+    ListMap(Vec<(String, Vec<String>)>),
     /// Text from an environment variable, read according to the key's kind.
     Text(String),
     /// Something no key accepts, described ("a table", "a datetime").
@@ -58,6 +60,11 @@ impl From<Vec<String>> for Input {
         Input::Strs(v)
     }
 }
+impl From<PathBuf> for Input {
+    fn from(p: PathBuf) -> Self {
+        Input::Paths(vec![p])
+    }
+}
 impl From<Vec<PathBuf>> for Input {
     fn from(v: Vec<PathBuf>) -> Self {
         Input::Paths(v)
@@ -77,7 +84,7 @@ impl fmt::Display for Input {
             Input::Float(x) => write!(f, "{x}"),
             Input::Str(s) | Input::Text(s) => write!(f, "{s:?}"),
             Input::Strs(_) | Input::Paths(_) => write!(f, "an array"),
-            Input::Map(_) => write!(f, "a table"),
+            Input::Map(_) | Input::ListMap(_) => write!(f, "a table"),
             Input::Other(what) => write!(f, "{what}"),
         }
     }
@@ -95,6 +102,9 @@ pub enum Value {
     List(Vec<String>),
     Paths(Vec<PathBuf>),
     Map(BTreeMap<String, String>),
+    /// Name -> list (`plugins.grants`).
+    ListMap(BTreeMap<String, Vec<String>>),
+    Path(PathBuf),
 }
 
 impl Value {
@@ -110,6 +120,8 @@ impl Value {
             Value::List(v) => json!(v),
             Value::Paths(v) => json!(v.iter().map(|p| p.display().to_string()).collect::<Vec<_>>()),
             Value::Map(m) => json!(m),
+            Value::ListMap(m) => json!(m),
+            Value::Path(p) => json!(p.display().to_string()),
         }
     }
 }
@@ -132,6 +144,11 @@ impl fmt::Display for Value {
                 let pairs: Vec<String> = m.iter().map(|(k, v)| format!("{k:?} = {v:?}")).collect();
                 write!(f, "{{ {} }}", pairs.join(", "))
             }
+            Value::ListMap(m) => {
+                let pairs: Vec<String> = m.iter().map(|(k, v)| format!("{k:?} = {v:?}")).collect();
+                write!(f, "{{ {} }}", pairs.join(", "))
+            }
+            Value::Path(p) => write!(f, "{:?}", p.display().to_string()),
         }
     }
 }
@@ -151,6 +168,14 @@ pub fn expected(kind: Kind) -> String {
         Kind::List => "an array of strings".into(),
         Kind::Paths => "an array of paths (strings)".into(),
         Kind::Map => "a table of strings, like { \"name\" = \"value\" }".into(),
+        Kind::ListMap(allowed) => {
+            format!(
+                "a table of lists, like {{ \"name\" = [\"{}\"] }} (values: {})",
+                allowed[0],
+                allowed.join(", ")
+            )
+        }
+        Kind::Path => "a path (a string)".into(),
     }
 }
 
@@ -208,6 +233,47 @@ pub fn check(def: &KeyDef, input: Input, base: &Path) -> Result<Value, String> {
         (Kind::Paths, Input::Strs(v)) => Ok(Value::Paths(v.iter().map(|p| base.join(p)).collect())),
         (Kind::Paths, Input::Paths(v)) => Ok(Value::Paths(v.iter().map(|p| base.join(p)).collect())),
         (Kind::Map, Input::Map(v)) => Ok(Value::Map(v.into_iter().collect())),
+        (Kind::ListMap(allowed), Input::ListMap(v)) => list_map(allowed, v),
+        (Kind::ListMap(allowed), Input::Map(v)) => {
+            list_map(allowed, v.into_iter().map(|(k, v)| (k, split_commas(&v))).collect())
+        }
+        (Kind::ListMap(allowed), Input::Strs(items)) => {
+            let mut pairs = Vec::new();
+            for item in items {
+                let Some((name, values)) = item.split_once('=') else {
+                    return Err(format!("expected NAME=VALUE[,VALUE...], found {item:?}"));
+                };
+                pairs.push((name.trim().to_string(), split_commas(values)));
+            }
+            list_map(allowed, pairs)
+        }
+        (Kind::Path, Input::Str(s) | Input::Text(s)) if !s.is_empty() => Ok(Value::Path(base.join(s))),
+        (Kind::Path, Input::Paths(mut v)) if v.len() == 1 => Ok(Value::Path(base.join(v.remove(0)))),
         (_, input) => fail(&input),
     }
+}
+
+fn split_commas(s: &str) -> Vec<String> {
+    s.split(',').map(str::trim).filter(|v| !v.is_empty()).map(str::to_string).collect()
+}
+
+/// Checks a table of lists: names are not empty and every value is one of `allowed`.
+/// A name given twice (repeated flags) gets the union of its lists.
+fn list_map(allowed: &[&str], pairs: Vec<(String, Vec<String>)>) -> Result<Value, String> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (name, values) in pairs {
+        if name.is_empty() {
+            return Err("a name is empty".into());
+        }
+        let list = out.entry(name.clone()).or_default();
+        for v in values {
+            if !allowed.contains(&v.as_str()) {
+                return Err(format!("unknown value {v:?} for {name:?}; allowed: {}", allowed.join(", ")));
+            }
+            if !list.contains(&v) {
+                list.push(v);
+            }
+        }
+    }
+    Ok(Value::ListMap(out))
 }

@@ -14,7 +14,9 @@ pub use invoke::CallReport;
 pub use limits::Limits;
 pub use output::{ErrorKind, ToolError, ToolOutput};
 pub use pipes::Captured;
-pub use registry::{Candidate, Origin, Plugin, PluginInfo, Registry, RegistryError, ToolSpec};
+pub use registry::{
+    Candidate, LoadRules, Origin, Pins, Plugin, PluginInfo, Registry, RegistryError, Skipped, ToolSpec,
+};
 
 use crate::capabilities::PluginCtx;
 use crate::wit::ToolPlugin;

@@ -1,0 +1,190 @@
+//! The approval mode (`--commands ask`): commands are grouped into buckets (`git push`,
+//! `cargo test`, `ls`), the person is asked once per bucket (yes / no / always), and buckets
+//! answered "always" are kept in `.corral/approved_commands` for later sessions.
+
+use crate::capabilities::context::AskChannel;
+use crate::capabilities::state;
+use cap_std::fs::Dir;
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+/// The approvals file, under `.corral/`.
+pub const FILE: &str = "approved_commands";
+
+/// Programs whose first plain argument is a subcommand that changes what they do.
+const SUBCOMMAND_TOOLS: &[&str] = &[
+    "git", "cargo", "npm", "pnpm", "yarn", "go", "docker", "podman", "kubectl", "pip", "pip3", "uv", "gh",
+    "rustup", "apt", "apt-get", "brew", "dotnet", "bundle", "gem", "poetry",
+];
+/// Interpreters that run code given with `-c` or `-e`.
+const INTERPRETERS: &[&str] =
+    &["sh", "bash", "zsh", "dash", "python", "python3", "node", "ruby", "perl", "php", "lua"];
+/// Options of subcommand tools that take a value before the subcommand (`git -C dir push`).
+const VALUE_OPTIONS: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--manifest-path", "--prefix"];
+
+/// The bucket a command is approved by: the program's name, plus the subcommand for tools
+/// like git and cargo, or `-c`/`-e` for an interpreter running inline code.
+pub fn bucket(program: &str, args: &[String]) -> String {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if INTERPRETERS.contains(&name)
+        && let Some(flag) = args.iter().find(|a| matches!(a.as_str(), "-c" | "-e" | "--eval"))
+    {
+        return format!("{name} {flag}");
+    }
+    if SUBCOMMAND_TOOLS.contains(&name) {
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if VALUE_OPTIONS.contains(&a.as_str()) {
+                it.next();
+            } else if !a.starts_with('-') && !a.starts_with('+') {
+                return format!("{name} {a}");
+            }
+        }
+    }
+    name.to_string()
+}
+
+/// The bucket of a shell line: the exact line (a shell can do anything, so approving one
+/// line approves only that line).
+pub fn shell_bucket(line: &str) -> String {
+    format!("sh -c {}", line.trim())
+}
+
+/// The person's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    Once,
+    Always,
+    No,
+}
+
+/// Reads an answer; anything but yes or always is no.
+pub fn parse_answer(text: &str) -> Answer {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" | "once" => Answer::Once,
+        "a" | "always" => Answer::Always,
+        _ => Answer::No,
+    }
+}
+
+/// Buckets approved with "always", in memory and in `.corral/approved_commands`.
+#[derive(Debug, Default)]
+pub struct Approvals(Mutex<BTreeSet<String>>);
+
+impl Approvals {
+    /// The buckets saved in the workspace's approvals file.
+    pub fn load(ws: &Dir) -> Approvals {
+        let text = state::read(ws, FILE).ok().flatten().unwrap_or_default();
+        let set =
+            text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from);
+        Approvals(Mutex::new(set.collect()))
+    }
+
+    pub fn contains(&self, bucket: &str) -> bool {
+        self.0.lock().is_ok_and(|s| s.contains(bucket))
+    }
+
+    /// Remembers `bucket` and rewrites the file.
+    pub fn add(&self, ws: &Dir, bucket: &str) -> std::io::Result<()> {
+        let text = {
+            let mut set = self.0.lock().map_err(|_| std::io::Error::other("approvals unavailable"))?;
+            set.insert(bucket.to_string());
+            let mut text = String::from(
+                "# Commands approved with \"always\" (corral --commands ask), one bucket a line.\n",
+            );
+            for b in set.iter() {
+                text.push_str(b);
+                text.push('\n');
+            }
+            text
+        };
+        state::write(ws, FILE, text.as_bytes())
+    }
+}
+
+/// Asks the person whether `shown` (in bucket `bucket`, run in `cwd`) may run. `Err` is a
+/// message for the model (declined, or no one to ask).
+pub fn ask(channel: &AskChannel, shown: &str, bucket: &str, cwd: &str) -> Result<Answer, String> {
+    let question = format!(
+        "The agent wants to run:\n    {shown}\n  in {cwd}. Allow it? (\"always\" approves every `{bucket}` command)"
+    );
+    let choices = ["yes".to_string(), "no".to_string(), "always".to_string()];
+    match channel.ask(&question, &choices) {
+        Ok(text) => match parse_answer(&text) {
+            Answer::No => Err(format!(
+                "the person declined to run `{shown}`; do not retry it, find another way or ask them"
+            )),
+            a => Ok(a),
+        },
+        Err(_) => Err(format!(
+            "`{bucket}` needs the person's approval (--commands ask), and no one can answer in this run; \
+             the user can allow the program without asking with --allowed-commands"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capabilities::context::Asker;
+    use cap_std::ambient_authority;
+    use std::sync::Arc;
+
+    fn v(args: &[&str]) -> Vec<String> {
+        args.iter().map(|a| a.to_string()).collect()
+    }
+
+    #[test]
+    fn buckets_group_commands_by_what_they_do() {
+        assert_eq!(bucket("/usr/bin/ls", &v(&["-la"])), "ls");
+        assert_eq!(bucket("git", &v(&["push", "origin", "main"])), "git push");
+        assert_eq!(bucket("git", &v(&["-C", "sub", "--no-pager", "log"])), "git log");
+        assert_eq!(bucket("cargo", &v(&["+nightly", "test"])), "cargo test");
+        assert_eq!(bucket("cargo", &v(&["--manifest-path", "x/Cargo.toml", "test"])), "cargo test");
+        assert_eq!(bucket("python3", &v(&["-c", "print(1)"])), "python3 -c");
+        assert_eq!(bucket("python3", &v(&["script.py"])), "python3");
+        assert_eq!(bucket("git", &[]), "git");
+        assert_eq!(shell_bucket(" ls | wc -l "), "sh -c ls | wc -l");
+    }
+
+    #[test]
+    fn answers_are_read_leniently_and_default_to_no() {
+        assert_eq!(parse_answer("yes"), Answer::Once);
+        assert_eq!(parse_answer(" Always "), Answer::Always);
+        assert_eq!(parse_answer("no"), Answer::No);
+        assert_eq!(parse_answer("whatever"), Answer::No);
+    }
+
+    #[test]
+    fn always_is_kept_in_the_workspace() {
+        let t = tempfile::tempdir().unwrap();
+        let d = Dir::open_ambient_dir(t.path(), ambient_authority()).unwrap();
+        let a = Approvals::load(&d);
+        assert!(!a.contains("git status"));
+        a.add(&d, "git status").unwrap();
+        assert!(a.contains("git status"));
+        let again = Approvals::load(&d);
+        assert!(again.contains("git status") && !again.contains("git push"));
+        let text = std::fs::read_to_string(t.path().join(".corral/approved_commands")).unwrap();
+        assert!(text.ends_with("git status\n"), "{text}");
+    }
+
+    #[test]
+    fn asking_nobody_or_being_declined_is_an_error_for_the_model() {
+        let ch = AskChannel::default();
+        let e = ask(&ch, "git push", "git push", ".").unwrap_err();
+        assert!(e.contains("no one can answer") && e.contains("--allowed-commands"), "{e}");
+        struct Says(&'static str);
+        impl Asker for Says {
+            fn ask(&self, q: &str, c: &[String]) -> Result<String, String> {
+                assert!(q.contains("git push origin") && c.len() == 3, "{q}");
+                Ok(self.0.to_string())
+            }
+        }
+        ch.set(Some(Arc::new(Says("always"))));
+        assert_eq!(ask(&ch, "git push origin", "git push", "."), Ok(Answer::Always));
+        ch.set(Some(Arc::new(Says("no"))));
+        let e = ask(&ch, "git push origin", "git push", ".").unwrap_err();
+        assert!(e.contains("declined"), "{e}");
+    }
+}

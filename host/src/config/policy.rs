@@ -1,0 +1,184 @@
+//! The policy file (`--policy FILE`) for locked-down runs: it pins the plugins allowed to load
+//! by sha256 and fixes the grants, network mode and commands; settings may narrow, never widen.
+//!
+//! ```toml
+//! network = "llm-only"            # off | llm-only | on
+//! commands = "allowlist"          # off | allowlist | ask
+//! allowed_commands = ["git", "cargo"]
+//! yolo = false
+//!
+//! [plugins.read_file]
+//! sha256 = "9f2c..."
+//! grants = []
+//!
+//! [plugins.write_file]
+//! sha256 = "41ab..."
+//! grants = ["workspace-write"]
+//! ```
+
+use super::keys::{CAPABILITIES, COMMAND_MODES, NETWORK_MODES};
+use super::{ConfigError, Provenance, Settings};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One pinned plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pinned {
+    /// The hex sha256 of the component file (as `corral plugins` shows it).
+    pub sha256: String,
+    /// Everything the plugin may be granted.
+    #[serde(default)]
+    pub grants: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    network: Option<String>,
+    commands: Option<String>,
+    #[serde(default)]
+    allowed_commands: Vec<String>,
+    #[serde(default)]
+    yolo: bool,
+    #[serde(default)]
+    plugins: BTreeMap<String, Pinned>,
+}
+
+/// A loaded, checked policy file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Policy {
+    pub path: PathBuf,
+    /// The sha256 of the file itself, for the audit log.
+    pub sha256: String,
+    /// The widest network mode (default `llm-only`).
+    pub network: String,
+    /// The widest command mode (default `off`).
+    pub commands: String,
+    pub allowed_commands: Vec<String>,
+    pub yolo: bool,
+    /// Plugin name -> pin.
+    pub plugins: BTreeMap<String, Pinned>,
+}
+
+fn rank(order: &[&str], v: &str) -> usize {
+    order.iter().position(|o| *o == v).unwrap_or(usize::MAX)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Policy {
+    /// Reads and checks the policy file at `path`.
+    pub fn load(path: &Path) -> Result<Policy, ConfigError> {
+        let bad = |why: String| ConfigError::Policy { path: path.to_path_buf(), why };
+        let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+        let text = String::from_utf8(bytes.clone()).map_err(|_| bad("it is not UTF-8 text".into()))?;
+        let raw: Raw = toml::from_str(&text).map_err(|e| bad(e.to_string().trim().to_string()))?;
+        Policy::from_raw(raw, path, hex(&bytes)).map_err(bad)
+    }
+
+    fn from_raw(raw: Raw, path: &Path, sha256: String) -> Result<Policy, String> {
+        let network = raw.network.unwrap_or_else(|| "llm-only".into());
+        if !NETWORK_MODES.contains(&network.as_str()) {
+            return Err(format!("network = {network:?}: expected one of {}", NETWORK_MODES.join(", ")));
+        }
+        let commands = raw.commands.unwrap_or_else(|| "off".into());
+        if !COMMAND_MODES.contains(&commands.as_str()) {
+            return Err(format!("commands = {commands:?}: expected one of {}", COMMAND_MODES.join(", ")));
+        }
+        if raw.yolo && commands == "off" {
+            return Err("yolo = true needs commands = \"allowlist\" or \"ask\"".into());
+        }
+        for (name, pin) in &raw.plugins {
+            let valid =
+                pin.sha256.len() == 64 && pin.sha256.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+            if !valid {
+                return Err(format!(
+                    "plugins.{name}.sha256 = {:?}: expected 64 lowercase hex digits (see `corral plugins`)",
+                    pin.sha256
+                ));
+            }
+            if let Some(c) = pin.grants.iter().find(|c| !CAPABILITIES.contains(&c.as_str())) {
+                return Err(format!(
+                    "plugins.{name}.grants: unknown capability {c:?}; capabilities: {}",
+                    CAPABILITIES.join(", ")
+                ));
+            }
+        }
+        Ok(Policy {
+            path: path.to_path_buf(),
+            sha256,
+            network,
+            commands,
+            allowed_commands: raw.allowed_commands,
+            yolo: raw.yolo,
+            plugins: raw.plugins,
+        })
+    }
+
+    /// Fixes `s` to the policy: a setting nothing set takes the policy's value; one that
+    /// was set may be narrower, and is kept, but never wider (an error naming where it came
+    /// from and the file).
+    pub fn apply(&self, s: &mut Settings, prov: &Provenance) -> Result<(), ConfigError> {
+        let is_default = |key: &str| prov.source(key).is_none_or(|src| src == "default");
+        let wider = |key: &str, label: &str, shown: String, allowed: String| ConfigError::PolicyWider {
+            path: self.path.clone(),
+            what: format!(
+                "{label} = {shown} (from {}); it allows {allowed}",
+                prov.source(key).unwrap_or_default()
+            ),
+        };
+        if is_default("network.mode") {
+            s.network.mode = self.network.clone();
+        } else if rank(NETWORK_MODES, &s.network.mode) > rank(NETWORK_MODES, &self.network) {
+            let (shown, allowed) = (format!("{:?}", s.network.mode), format!("network = {:?}", self.network));
+            return Err(wider("network.mode", "network.mode", shown, allowed));
+        }
+        if is_default("commands.mode") {
+            s.commands.mode = self.commands.clone();
+        }
+        if is_default("commands.allowed") {
+            s.commands.allowed = self.allowed_commands.clone();
+        } else if let Some(extra) = s.commands.allowed.iter().find(|c| !self.allowed_commands.contains(c)) {
+            let shown = format!("{:?}", s.commands.allowed);
+            let allowed = format!("allowed_commands = {:?}; {extra:?} is not in it", self.allowed_commands);
+            return Err(wider("commands.allowed", "commands.allowed", shown, allowed));
+        }
+        if is_default("commands.yolo") {
+            s.commands.yolo = self.yolo;
+        } else if s.commands.yolo && !self.yolo {
+            return Err(wider("commands.yolo", "commands.yolo", "true".into(), "yolo = false".into()));
+        }
+        if s.commands.enabled() && rank(COMMAND_MODES, &s.commands.mode) > rank(COMMAND_MODES, &self.commands)
+        {
+            let (shown, allowed) =
+                (format!("{:?}", s.commands.mode), format!("commands = {:?}", self.commands));
+            return Err(wider("commands.mode", "commands.mode", shown, allowed));
+        }
+        for (plugin, caps) in &s.grants {
+            let allowed = self.plugins.get(plugin).map(|p| p.grants.as_slice()).unwrap_or_default();
+            if let Some(extra) = caps.iter().find(|c| !allowed.contains(c)) {
+                let why = if self.plugins.contains_key(plugin) {
+                    format!("plugins.{plugin}.grants = {allowed:?}; {extra:?} is not in it")
+                } else {
+                    format!("{plugin} is not in its [plugins]")
+                };
+                let label = format!("plugins.grants.{plugin}");
+                return Err(wider("plugins.grants", &label, format!("{caps:?}"), why));
+            }
+        }
+        for (plugin, pin) in &self.plugins {
+            s.grants.entry(plugin.clone()).or_insert_with(|| pin.grants.clone());
+        }
+        Ok(())
+    }
+
+    /// Plugin name -> pinned sha256.
+    pub fn pins(&self) -> BTreeMap<String, String> {
+        self.plugins.iter().map(|(n, p)| (n.clone(), p.sha256.clone())).collect()
+    }
+}
