@@ -55,7 +55,7 @@ fn run_cases(sb: &Sandbox, cases: Vec<Case>, extra_flags: &[&str]) {
     let ws_before = std::fs::read(sb.ws.join("hello.txt")).unwrap();
     let mut failures = Vec::new();
     for c in &cases {
-        let mut flags = vec!["--plugin", hostile];
+        let mut flags = vec!["--plugin", hostile, "--grant", "hostile=workspace-write"];
         flags.extend_from_slice(extra_flags);
         let r = sb.tool(&flags, c.tool, &c.args);
         let label = format!("{} {}", c.tool, c.args);
@@ -279,7 +279,11 @@ fn hostile_plugin_has_no_environment_and_no_network() {
     let sb = hostile_workspace();
     let hostile = support::test_plugin("hostile");
     let mut cmd = sb.cmd();
-    cmd.env("CORRAL_TEST_SECRET_ENV", "leak-me").args(["--plugin", hostile.to_str().unwrap(), "tool", "env"]);
+    let grant = ["--grant", "hostile=workspace-write"];
+    cmd.env("CORRAL_TEST_SECRET_ENV", "leak-me")
+        .args(["--plugin", hostile.to_str().unwrap()])
+        .args(grant)
+        .args(["tool", "env"]);
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
@@ -288,7 +292,8 @@ fn hostile_plugin_has_no_environment_and_no_network() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let addr = listener.local_addr().unwrap().to_string();
-    let r = sb.tool(&["--plugin", hostile.to_str().unwrap()], "connect", &json!({ "addr": addr })).tool_err();
+    let flags = ["--plugin", hostile.to_str().unwrap(), "--grant", "hostile=workspace-write"];
+    let r = sb.tool(&flags, "connect", &json!({ "addr": addr })).tool_err();
     assert!(r.stderr.contains("denied"), "{}", r.stderr);
     assert!(listener.accept().is_err(), "the plugin reached a loopback server");
 }

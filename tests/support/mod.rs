@@ -134,6 +134,53 @@ impl Sandbox {
     }
 }
 
+/// `arg` quoted for `sh`.
+fn sh_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', "'\\''"))
+}
+
+impl Sandbox {
+    /// Runs corral with `args` in a pseudo-terminal (util-linux `script`), as a person at a
+    /// terminal would, typing `lines` (Enter after each, except Ctrl-C) half a second apart,
+    /// and returns everything the terminal showed. `env` adds variables.
+    pub fn in_terminal(&self, args: &[&str], env: &[(&str, &str)], lines: &[&str]) -> String {
+        use std::io::Write;
+        let mut cmd = sh_quote(env!("CARGO_BIN_EXE_corral"));
+        for a in args {
+            cmd.push(' ');
+            cmd.push_str(&sh_quote(a));
+        }
+        let mut child = Command::new("script")
+            .args(["-qfec", &cmd, "/dev/null"])
+            .current_dir(&self.ws)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.tmp.path().join("home"))
+            .env("CORRAL_CONFIG_DIR", &self.config)
+            .env("CORRAL_CACHE_DIR", Self::cache_dir())
+            .env("TERM", "dumb")
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run script(1)");
+        let mut stdin = child.stdin.take().expect("stdin");
+        for l in lines {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            stdin.write_all(l.as_bytes()).expect("type");
+            if !l.starts_with('\x03') {
+                stdin.write_all(b"\r").expect("type");
+            }
+            stdin.flush().expect("type");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        drop(stdin);
+        let out = child.wait_with_output().expect("wait for script(1)");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
 fn walk(dir: &Path, skip: &Path, out: &mut BTreeMap<PathBuf, String>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for e in entries.flatten() {

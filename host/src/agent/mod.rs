@@ -242,7 +242,10 @@ impl<'a> Agent<'a> {
             };
             let response = match response {
                 Ok(r) => r,
-                Err(e) => return (Outcome::Error, last_text, Some(e.to_string())),
+                Err(e) => {
+                    obs.model_error(&e.to_string());
+                    return (Outcome::Error, last_text, Some(e.to_string()));
+                }
             };
             self.accepted();
             add_usage(stats, response.usage);

@@ -15,6 +15,8 @@ pub trait Observer: Send {
     fn event(&mut self, _e: &Event) {}
     /// The model's complete reply.
     fn reply(&mut self, _r: &Response) {}
+    /// The model call failed for good (after retries); the task ends with this error.
+    fn model_error(&mut self, _error: &str) {}
     /// A tool call is about to run.
     fn tool_start(&mut self, _call: &ToolCall) {}
     /// A tool call finished.

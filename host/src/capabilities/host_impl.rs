@@ -305,7 +305,7 @@ impl process::Host for PluginCtx {
         self.paused.add(started.elapsed());
         allowed.map_err(proc_error)?;
         let req = proc::Request {
-            program: "/bin/sh".into(),
+            program: "sh".into(),
             args: vec!["-c".into(), line],
             cwd,
             timeout: timeout_ms.map(|ms| Duration::from_millis(ms.into())),

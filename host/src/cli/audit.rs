@@ -1,5 +1,7 @@
-//! CI mode's audit log: one JSON line per model call and per tool call (time, tool, plugin
-//! sha256, a digest of the arguments, outcome, bytes, duration), written as they happen.
+//! CI mode's audit log: a header line (corral's version, the policy file, network and
+//! command settings, every plugin with its sha256 and grant), then one JSON line per model
+//! call (tokens, duration, outcome) and per tool call (tool, plugin, plugin sha256, a digest
+//! of the arguments, outcome, bytes, duration), written as they happen, and a closing line.
 
 use crate::agent::{CallOutcome, Observer, TaskResult};
 use crate::llm::{Event, Response, ToolCall};
@@ -13,6 +15,19 @@ use std::time::Instant;
 
 /// The version of the line shapes; bumped on any incompatible change.
 pub const AUDIT_SCHEMA_VERSION: u32 = 1;
+
+/// What the session started with, for the first line.
+#[derive(Debug, Clone, Default)]
+pub struct Header {
+    pub model: String,
+    pub task: String,
+    /// The policy file and its sha256, when there is one.
+    pub policy: Option<(String, String)>,
+    pub network: String,
+    pub commands: Value,
+    /// One object per plugin: name, sha256, granted.
+    pub plugins: Vec<Value>,
+}
 
 /// Forwards every event to `inner` and records the auditable ones.
 pub struct Audit<'a> {
@@ -42,8 +57,7 @@ impl<'a> Audit<'a> {
         path: &Path,
         inner: &'a mut dyn Observer,
         shas: HashMap<String, String>,
-        model: &str,
-        task: &str,
+        header: &Header,
     ) -> std::io::Result<Self> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
@@ -53,12 +67,22 @@ impl<'a> Audit<'a> {
             inner,
             file,
             shas,
-            model: model.to_string(),
+            model: header.model.clone(),
             call_started: None,
             tool_started: None,
             failed: None,
         };
-        a.line(json!({"type": "session_start", "model": model, "task_sha256": digest(task.as_bytes())}));
+        let policy = header.policy.as_ref().map(|(path, sha)| json!({"path": path, "sha256": sha}));
+        a.line(json!({
+            "type": "session_start",
+            "corral_version": env!("CARGO_PKG_VERSION"),
+            "model": header.model,
+            "task_sha256": digest(header.task.as_bytes()),
+            "policy": policy,
+            "network": header.network,
+            "commands": header.commands,
+            "plugins": header.plugins,
+        }));
         if let Some(e) = a.failed.take() {
             return Err(std::io::Error::other(e));
         }
@@ -116,6 +140,7 @@ impl Observer for Audit<'_> {
         self.line(json!({
             "type": "model_call",
             "model": self.model,
+            "outcome": "ok",
             "input_tokens": r.usage.input_tokens,
             "output_tokens": r.usage.output_tokens,
             "finish": r.finish,
@@ -123,6 +148,20 @@ impl Observer for Audit<'_> {
             "duration_ms": ms,
         }));
         self.inner.reply(r);
+    }
+
+    fn model_error(&mut self, error: &str) {
+        let ms = self.call_started.take().map(|t| t.elapsed().as_secs_f64() * 1000.0);
+        self.line(json!({
+            "type": "model_call",
+            "model": self.model,
+            "outcome": "error",
+            "error": error,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "duration_ms": ms,
+        }));
+        self.inner.model_error(error);
     }
 
     fn tool_start(&mut self, call: &ToolCall) {

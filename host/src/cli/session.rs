@@ -1,7 +1,7 @@
 //! An agent session from the command line: connect to the model, assemble the agent over
 //! the loaded plugins, then run one task (text, json or stream-json output) or the REPL.
 
-use super::audit::Audit;
+use super::audit::{Audit, Header};
 use super::jsonout::{self, StreamJson};
 use super::render::{Style, Terminal};
 use super::setup::{self, Env};
@@ -160,27 +160,46 @@ async fn ci_run(agent: &mut Agent<'_>, env: &Env, client: &Client, task: &str, s
         Some(p) => ws.join(p),
         None => ws.join(".corral/audit.jsonl"),
     };
-    let shas = env.registry.plugins().iter().map(|p| (p.info.name.clone(), p.info.sha256.clone())).collect();
-    let audit = AuditTarget { path, shas };
-    one_shot(agent, env, client, task, style, Some(audit)).await
+    let plugins = env.registry.plugins();
+    let shas = plugins.iter().map(|p| (p.info.name.clone(), p.info.sha256.clone())).collect();
+    let c = &env.settings.commands;
+    let header = Header {
+        model: client.config().model.clone(),
+        task: task.to_string(),
+        policy: env.policy.as_ref().map(|p| (p.path.display().to_string(), p.sha256.clone())),
+        network: env.session.net.mode.as_str().to_string(),
+        commands: serde_json::json!({
+            "enabled": c.enabled(),
+            "mode": c.mode,
+            "allowed": env.session.commands.allowed.iter()
+                .map(|(n, p)| serde_json::json!({"name": n, "path": p.display().to_string()}))
+                .collect::<Vec<_>>(),
+            "yolo": c.yolo,
+        }),
+        plugins: plugins
+            .iter()
+            .map(|p| serde_json::json!({"name": p.info.name, "sha256": p.info.sha256, "granted": p.info.granted.names()}))
+            .collect(),
+    };
+    one_shot(agent, env, client, task, style, Some(AuditTarget { path, shas, header })).await
 }
 
-/// Where the audit log goes and the plugin hashes it records.
+/// Where the audit log goes, the plugin hashes it records, and its first line.
 struct AuditTarget {
     path: std::path::PathBuf,
     shas: std::collections::HashMap<String, String>,
+    header: Header,
 }
 
 /// Runs the task with `front` as the display, wrapped in the audit log when there is one.
 async fn observed(
     agent: &mut Agent<'_>,
     task: &str,
-    model: &str,
     front: &mut dyn Observer,
     audit: Option<AuditTarget>,
 ) -> TaskResult {
     let Some(target) = audit else { return agent.run(task, front).await };
-    let mut log = match Audit::open(&target.path, front, target.shas, model, task) {
+    let mut log = match Audit::open(&target.path, front, target.shas, &target.header) {
         Ok(l) => l,
         Err(e) => {
             return TaskResult {
@@ -212,20 +231,20 @@ async fn one_shot(
     let model = client.config().model.clone();
     match s.output.format {
         OutputFormat::Json => {
-            let r = observed(agent, task, &model, &mut Quiet, audit).await;
+            let r = observed(agent, task, &mut Quiet, audit).await;
             jsonout::print_result(&r, &model);
             r.outcome.exit_code()
         }
         OutputFormat::StreamJson => {
             let ws = env.session.roots.workspace().path.to_string_lossy().into_owned();
             StreamJson::start(&model, &ws, task);
-            let r = observed(agent, task, &model, &mut StreamJson, audit).await;
+            let r = observed(agent, task, &mut StreamJson, audit).await;
             jsonout::print_result(&r, &model);
             r.outcome.exit_code()
         }
         OutputFormat::Text => {
             let mut term = Terminal::new(style, s.output.quiet, std::io::stderr().is_terminal());
-            let r = observed(agent, task, &model, &mut term, audit).await;
+            let r = observed(agent, task, &mut term, audit).await;
             term.finish();
             report(&r, &mut term, s.agent.max_turns);
             let already_seen = term.streamed_answer && std::io::stdout().is_terminal() && !s.output.quiet;

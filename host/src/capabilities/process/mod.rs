@@ -380,6 +380,7 @@ pub async fn run(session: Arc<Session>, program: PathBuf, req: Request) -> Resul
     let title = shown(&req.program, &req.args);
     let spec = spawn::Spec {
         program,
+        arg0: req.program.clone(),
         args: req.args,
         cwd,
         env: session.commands.env.clone(),

@@ -23,6 +23,8 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 #[derive(Debug)]
 pub struct Spec {
     pub program: PathBuf,
+    /// The name the program sees as its own (`argv[0]`): the name it was asked for by.
+    pub arg0: String,
     pub args: Vec<String>,
     /// The working directory, opened through the roots' checks.
     pub cwd: Dir,
@@ -103,7 +105,8 @@ fn taken(c: &Arc<Mutex<Capture>>) -> Capture {
 pub async fn run(spec: Spec) -> io::Result<Finished> {
     let fd = spec.cwd.as_fd().as_raw_fd();
     let mut cmd = tokio::process::Command::new(&spec.program);
-    cmd.args(&spec.args)
+    cmd.arg0(&spec.arg0)
+        .args(&spec.args)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() })

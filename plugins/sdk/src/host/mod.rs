@@ -1,5 +1,5 @@
 //! What a plugin can ask of the host: the workspace roots, file changes, logging, session
-//! state, durable context sections, questions to the person, fetches and settings. [`Host`]
+//! state, durable context sections, questions to the person, fetches, commands and settings. [`Host`]
 //! calls the real imports; the fakes in [`fake`] and [`FakeNet`] / [`FakeHostInfo`] stand in
 //! for native unit tests of tool logic.
 
@@ -319,5 +319,8 @@ pub use state::{Asker, State, load_json, save_json};
 
 mod web;
 pub use web::{FakeHostInfo, FakeNet, HostInfo, HttpError, HttpErrorCode, HttpRequest, HttpResponse, Net};
+
+pub mod process;
+pub use process::{Command, FakeProc, Proc, ProcError, ProcErrorCode, ProcOutput};
 
 pub mod fake;

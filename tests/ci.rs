@@ -1,0 +1,320 @@
+//! Locked-down CI runs through the real binary: `corral exec` under a policy file against a
+//! scripted model server, with the audit log checked line by line and field by field; failed
+//! model calls; and the lock-down of the network and of asking.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::model_server::{Captured, Flavor, ModelServer, Reply, Step};
+use support::{Run, Sandbox};
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn exec(sb: &Sandbox, server: &ModelServer, flags: &[&str], task: &str) -> Run {
+    let url = server.url();
+    let mut args =
+        vec!["exec", "--base-url", url.as_str(), "--model", "test-model", "--no-stream", "--retries", "1"];
+    args.extend_from_slice(flags);
+    args.push(task);
+    sb.run(&args)
+}
+
+fn audit_lines(sb: &Sandbox) -> Vec<Value> {
+    let log = std::fs::read_to_string(sb.ws.join(".corral/audit.jsonl")).expect("audit log");
+    log.lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect()
+}
+
+fn keys(v: &Value) -> Vec<&str> {
+    let mut k: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    k.sort();
+    k
+}
+
+/// Every line has a schema version and an RFC 3339 UTC time.
+fn check_common(lines: &[Value]) {
+    for l in lines {
+        assert_eq!(l["schema_version"], 1, "{l}");
+        let t = l["time"].as_str().unwrap();
+        assert!(t.starts_with("20") && t.ends_with('Z') && t.contains('T'), "{l}");
+    }
+}
+
+/// The tokens the scripted server reports for request `c` answered with `reply`.
+fn tokens(c: &Captured, reply: &Reply) -> (u64, u64) {
+    let args: usize = reply.tool_calls.iter().map(|(n, a)| n.len() + a.len()).sum();
+    ((c.body.to_string().len() / 4) as u64, ((reply.text.len() + args) / 4 + 1) as u64)
+}
+
+const MODEL_KEYS: [&str; 10] = [
+    "duration_ms",
+    "finish",
+    "input_tokens",
+    "model",
+    "outcome",
+    "output_tokens",
+    "schema_version",
+    "time",
+    "tool_calls",
+    "type",
+];
+const TOOL_KEYS: [&str; 12] = [
+    "args_sha256",
+    "bytes",
+    "call_id",
+    "duration_ms",
+    "error_kind",
+    "outcome",
+    "plugin",
+    "plugin_sha256",
+    "schema_version",
+    "time",
+    "tool",
+    "type",
+];
+
+#[test]
+fn exec_under_a_policy_writes_every_call_to_the_audit_log() {
+    let sb = Sandbox::new();
+    let plugins: Value =
+        serde_json::from_str(&sb.run(&["--allowed-commands", "echo", "plugins", "--json"]).ok().stdout)
+            .unwrap();
+    let sha = |n: &str| {
+        plugins.as_array().unwrap().iter().find(|p| p["name"] == n).unwrap()["sha256"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let policy = format!(
+        "network = \"llm-only\"\ncommands = \"allowlist\"\nallowed_commands = [\"echo\"]\n\
+         [plugins.read_file]\nsha256 = \"{}\"\n[plugins.run_command]\nsha256 = \"{}\"\ngrants = [\"process\"]\n\
+         [plugins.question]\nsha256 = \"{}\"\ngrants = [\"context\"]\n",
+        sha("read_file"),
+        sha("run_command"),
+        sha("question")
+    );
+    let policy_path = sb.tmp.path().join("ci-policy.toml");
+    std::fs::write(&policy_path, &policy).unwrap();
+    let policy_file = policy_path.display().to_string();
+
+    let read = r#"{"file_path":"hello.txt"}"#;
+    let echo = r#"{"command":["echo","hi"]}"#;
+    let cat = r#"{"command":["cat","hello.txt"]}"#;
+    let write = r#"{"file_path":"x.txt","content":"x"}"#;
+    let ask = r#"{"question":"May I?"}"#;
+    let replies = [
+        Reply::tools(vec![("read_file", read), ("run_command", echo), ("run_command", cat)]),
+        Reply::tools(vec![("write_file", write), ("question", ask)]),
+        Reply::text("finished"),
+    ];
+    let server = ModelServer::start(Flavor::OpenAi, replies.iter().cloned().map(Step::Reply).collect());
+    let run = exec(&sb, &server, &["--policy", &policy_file], "audit this task");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.stdout, "finished\n");
+    assert!(!sb.ws.join("x.txt").exists());
+
+    let lines = audit_lines(&sb);
+    check_common(&lines);
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "session_start",
+            "model_call",
+            "tool_call",
+            "tool_call",
+            "tool_call",
+            "model_call",
+            "tool_call",
+            "tool_call",
+            "model_call",
+            "session_end"
+        ]
+    );
+
+    let start = &lines[0];
+    assert_eq!(
+        keys(start),
+        [
+            "commands",
+            "corral_version",
+            "model",
+            "network",
+            "plugins",
+            "policy",
+            "schema_version",
+            "task_sha256",
+            "time",
+            "type"
+        ]
+    );
+    assert_eq!(start["corral_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(start["model"], "test-model");
+    assert_eq!(start["task_sha256"], sha256_hex(b"audit this task"));
+    assert_eq!(start["policy"], json!({"path": policy_file, "sha256": sha256_hex(policy.as_bytes())}));
+    assert_eq!(start["network"], "llm-only");
+    let echo_path = start["commands"]["allowed"][0]["path"].as_str().unwrap();
+    assert!(echo_path.starts_with('/') && echo_path.ends_with("/echo"), "{start}");
+    assert_eq!(
+        start["commands"],
+        json!({"enabled": true, "mode": "allowlist", "yolo": false, "allowed": [{"name": "echo", "path": echo_path}]})
+    );
+    assert_eq!(
+        start["plugins"],
+        json!([
+            {"name": "read_file", "sha256": sha("read_file"), "granted": []},
+            {"name": "question", "sha256": sha("question"), "granted": ["context"]},
+            {"name": "run_command", "sha256": sha("run_command"), "granted": ["process"]},
+        ])
+    );
+
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    for (i, at) in [1, 5, 8].into_iter().enumerate() {
+        let m = &lines[at];
+        assert_eq!(keys(m), MODEL_KEYS, "{m}");
+        let (input, output) = tokens(&reqs[i], &replies[i]);
+        assert_eq!(
+            (m["input_tokens"].as_u64(), m["output_tokens"].as_u64()),
+            (Some(input), Some(output)),
+            "{m}"
+        );
+        assert_eq!(m["model"], "test-model");
+        assert_eq!(m["outcome"], "ok");
+        assert_eq!(m["tool_calls"], replies[i].tool_calls.len());
+        assert_eq!(m["finish"], if i == 2 { "stop" } else { "tool_calls" });
+        assert!(m["duration_ms"].as_f64().unwrap() > 0.0, "{m}");
+    }
+
+    let results: Vec<String> = reqs[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    // (line, tool, plugin, args, outcome, error kind, the result the model saw)
+    let expected = [
+        (2, "read_file", Some("read_file"), read, "ok", None),
+        (3, "run_command", Some("run_command"), echo, "ok", None),
+        (4, "run_command", Some("run_command"), cat, "error", Some("permission-denied")),
+        (6, "write_file", None, write, "error", Some("not-found")),
+        (7, "question", Some("question"), ask, "error", Some("unsupported")),
+    ];
+    for (n, (at, tool, plugin, args, outcome, kind)) in expected.into_iter().enumerate() {
+        let t = &lines[at];
+        assert_eq!(keys(t), TOOL_KEYS, "{t}");
+        assert_eq!(t["tool"], tool, "{t}");
+        assert_eq!(t["plugin"], json!(plugin), "{t}");
+        assert_eq!(t["plugin_sha256"], json!(plugin.map(sha)), "{t}");
+        assert_eq!(t["args_sha256"], sha256_hex(args.as_bytes()), "{t}");
+        assert_eq!(t["outcome"], outcome, "{t}");
+        assert_eq!(t["error_kind"], json!(kind), "{t}");
+        assert_eq!(t["bytes"], results[n].len(), "{t}: {}", results[n]);
+        assert!(t["call_id"].as_str().unwrap().starts_with("call_"), "{t}");
+        let ms = t["duration_ms"].as_f64().unwrap();
+        assert!(if plugin.is_some() { ms > 0.0 } else { ms == 0.0 }, "{t}");
+    }
+    assert_eq!(results[1], "hi\n");
+    assert!(results[2].contains("'cat' is not an allowed command"), "{results:?}");
+    assert!(results[4].contains("no one can answer"), "{results:?}");
+
+    let end = &lines[9];
+    assert_eq!(keys(end), ["error", "exit_code", "outcome", "schema_version", "stats", "time", "type"]);
+    assert_eq!(
+        (end["outcome"].clone(), end["exit_code"].clone(), end["error"].clone()),
+        (json!("done"), json!(0), Value::Null)
+    );
+    let total = |key: &str| -> u64 { [1, 5, 8].iter().map(|&i| lines[i][key].as_u64().unwrap()).sum() };
+    let (input, output) = (total("input_tokens"), total("output_tokens"));
+    assert_eq!(
+        end["stats"],
+        json!({"turns": 3, "llm_calls": 3, "tool_calls": 5, "tool_errors": 3, "input_tokens": input,
+               "output_tokens": output})
+    );
+    let log = std::fs::read_to_string(sb.ws.join(".corral/audit.jsonl")).unwrap();
+    assert!(
+        !log.contains("hello.txt") && !log.contains("audit this"),
+        "arguments and task appear only as digests"
+    );
+}
+
+#[test]
+fn a_failed_model_call_is_recorded() {
+    let sb = Sandbox::new();
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![Step::Status {
+            code: 400,
+            retry_after: None,
+            body: r#"{"error":{"message":"bad model"}}"#.into(),
+        }],
+    );
+    let run = exec(&sb, &server, &[], "fail please");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let lines = audit_lines(&sb);
+    check_common(&lines);
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["session_start", "model_call", "session_end"]);
+    let m = &lines[1];
+    assert_eq!(
+        keys(m),
+        [
+            "duration_ms",
+            "error",
+            "input_tokens",
+            "model",
+            "outcome",
+            "output_tokens",
+            "schema_version",
+            "time",
+            "type"
+        ]
+    );
+    assert_eq!(
+        (m["outcome"].clone(), m["input_tokens"].clone(), m["output_tokens"].clone()),
+        (json!("error"), json!(0), json!(0))
+    );
+    assert!(m["error"].as_str().unwrap().contains("bad model"), "{m}");
+    assert!(m["duration_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!((lines[2]["outcome"].clone(), lines[2]["exit_code"].clone()), (json!("error"), json!(1)));
+    assert_eq!(lines[0]["policy"], Value::Null);
+}
+
+#[test]
+fn ci_mode_keeps_the_network_for_the_model_and_never_asks() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("corral.toml"), "[network]\nmode = \"on\"\n").unwrap();
+    let server = ModelServer::start(Flavor::OpenAi, vec![Step::Reply(Reply::text("ok"))]);
+    let run = exec(&sb, &server, &[], "go");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "warning: CI mode: network.mode = \"on\" from project file {} is ignored; plugins get no network \
+             unless --network on is given",
+            sb.ws.join("corral.toml").display()
+        )),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(audit_lines(&sb)[0]["network"], "llm-only");
+
+    std::fs::remove_file(sb.ws.join(".corral/audit.jsonl")).unwrap();
+    let server = ModelServer::start(Flavor::OpenAi, vec![Step::Reply(Reply::text("ok"))]);
+    let run = exec(&sb, &server, &["--network", "on"], "go");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stderr.contains("is ignored"), "{}", run.stderr);
+    assert_eq!(audit_lines(&sb)[0]["network"], "on");
+
+    let server = ModelServer::start(Flavor::OpenAi, vec![]);
+    let run = exec(&sb, &server, &["--commands", "ask"], "go");
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        run.stderr,
+        "error: CI mode never prompts, so commands.mode = \"ask\" cannot be used; list the programs with \
+         --allowed-commands instead\n"
+    );
+    assert!(server.requests().is_empty());
+}
