@@ -316,3 +316,12 @@ fn ask_mode_asks_the_person_once_per_bucket_and_remembers_always() {
     let r = run(&sb, &["--commands", "ask"], json!({"command": ["ls"]})).tool_err();
     assert!(r.stderr.contains("`ls` needs the person's approval"), "{}", r.stderr);
 }
+
+#[test]
+fn a_command_may_outlast_the_plugin_call_timeout_up_to_its_own() {
+    let sb = Sandbox::new();
+    // The plugin's own limit is 1 s; the command's is 10 s and it needs 2.
+    let flags = ["--timeout", "1", "--allowed-commands", "sleep"];
+    let r = run(&sb, &flags, json!({"command": ["sleep", "2"], "timeout": 10})).ok();
+    assert_eq!(r.stdout, "(no output)\n");
+}

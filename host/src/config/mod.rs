@@ -12,6 +12,8 @@ mod value;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_capabilities;
+#[cfg(test)]
 mod tests_network;
 
 pub use error::ConfigError;

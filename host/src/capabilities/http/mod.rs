@@ -84,9 +84,7 @@ impl<T> Drop for AbortOnDrop<T> {
 /// Fetches `req` for `plugin` under the session's policy. The work runs as its own tokio
 /// task (TLS and DNS need more stack than a plugin call's fiber should lend).
 pub async fn fetch(session: Arc<Session>, plugin: Arc<str>, req: Request) -> Result<Response, HttpError> {
-    // TODO(grants, issue 5): when the session records which plugins were granted `http`,
-    // refuse here at call time too (`session.<http-granted set>.contains(&*plugin)`); until
-    // then the grant is only enforced at load time by the registry.
+    // The caller's `http` grant was checked by the host function (host_impl) before this.
     let mut task = AbortOnDrop(tokio::spawn(async move {
         let allow = session.plugin_settings.get(&*plugin).and_then(|s| s.get("allow_hosts")).cloned();
         fetch::run(&session.net, &plugin, allow.as_deref(), req).await
