@@ -22,9 +22,18 @@ const INTERPRETERS: &[&str] =
 /// Options of subcommand tools that take a value before the subcommand (`git -C dir push`).
 const VALUE_OPTIONS: &[&str] = &["-C", "-c", "--git-dir", "--work-tree", "--manifest-path", "--prefix"];
 
+/// `s` with control characters escaped, so a bucket is always one line of the approvals file.
+fn one_line(s: &str) -> String {
+    s.escape_debug().to_string()
+}
+
 /// The bucket a command is approved by: the program's name, plus the subcommand for tools
 /// like git and cargo, or `-c`/`-e` for an interpreter running inline code.
 pub fn bucket(program: &str, args: &[String]) -> String {
+    one_line(&raw_bucket(program, args))
+}
+
+fn raw_bucket(program: &str, args: &[String]) -> String {
     let name = program.rsplit('/').next().unwrap_or(program);
     if INTERPRETERS.contains(&name)
         && let Some(flag) = args.iter().find(|a| matches!(a.as_str(), "-c" | "-e" | "--eval"))
@@ -47,7 +56,7 @@ pub fn bucket(program: &str, args: &[String]) -> String {
 /// The bucket of a shell line: the exact line (a shell can do anything, so approving one
 /// line approves only that line).
 pub fn shell_bucket(line: &str) -> String {
-    format!("sh -c {}", line.trim())
+    one_line(&format!("sh -c {}", line.trim()))
 }
 
 /// The person's answer.
@@ -145,6 +154,9 @@ mod tests {
         assert_eq!(bucket("python3", &v(&["script.py"])), "python3");
         assert_eq!(bucket("git", &[]), "git");
         assert_eq!(shell_bucket(" ls | wc -l "), "sh -c ls | wc -l");
+        // A bucket is one line: a newline cannot smuggle a second approval into the file.
+        assert_eq!(shell_bucket("echo hi\nrm -rf x"), "sh -c echo hi\\nrm -rf x");
+        assert_eq!(bucket("git", &v(&["push\nrm"])), "git push\\nrm");
     }
 
     #[test]
