@@ -4,8 +4,11 @@
 use super::policy::{NetMode, NetPolicy, plugin_patterns};
 use super::resolve::{self, Target};
 use super::{Code, HttpError, Request, Response};
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode};
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 
@@ -26,6 +29,40 @@ const HOST_OWNED: &[&str] = &[
 /// Headers kept when a redirect leaves the origin; credentials and the rest are dropped.
 const CROSS_ORIGIN_SAFE: &[&str] = &["accept", "accept-language", "user-agent"];
 const USER_AGENT: &str = concat!("corral/", env!("CARGO_PKG_VERSION"), " (+fetch)");
+/// The methods a plugin may use; CONNECT and TRACE (tunnels, reflection) are not among them.
+const METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/// The client's only resolver: it answers the one name that was checked with the checked
+/// addresses and refuses every other lookup, so nothing can fall back to the system's DNS.
+#[derive(Debug)]
+pub(super) struct Pinned {
+    /// The checked name, lowercase without a trailing dot; `None` for an IP-literal URL.
+    name: Option<String>,
+    addrs: Vec<SocketAddr>,
+}
+
+impl Pinned {
+    pub(super) fn new(target: &Target) -> Pinned {
+        let name = target.domain.as_ref().map(|d| d.trim_end_matches('.').to_ascii_lowercase());
+        Pinned { name, addrs: target.addrs.clone() }
+    }
+
+    /// The addresses for `asked`, or `None` when it is not the checked name.
+    pub(super) fn answer(&self, asked: &str) -> Option<Vec<SocketAddr>> {
+        let asked = asked.trim_end_matches('.').to_ascii_lowercase();
+        (self.name.as_deref() == Some(asked.as_str())).then(|| self.addrs.clone())
+    }
+}
+
+impl Resolve for Pinned {
+    fn resolve(&self, name: Name) -> Resolving {
+        let result = match self.answer(name.as_str()) {
+            Some(addrs) => Ok(Box::new(addrs.into_iter()) as Addrs),
+            None => Err(format!("'{}' was not checked for this request", name.as_str()).into()),
+        };
+        Box::pin(std::future::ready(result))
+    }
+}
 
 fn denied_mode(mode: NetMode) -> HttpError {
     let now = match mode {
@@ -96,7 +133,14 @@ async fn follow(
     allow: &[super::HostPattern],
     req: Request,
 ) -> Result<Response, HttpError> {
-    let method = Method::from_bytes(req.method.trim().to_ascii_uppercase().as_bytes())
+    let upper = req.method.trim().to_ascii_uppercase();
+    if !METHODS.contains(&upper.as_str()) {
+        return Err(HttpError::new(
+            Code::Other,
+            format!("the HTTP method '{}' is not allowed; use one of {}", req.method, METHODS.join(", ")),
+        ));
+    }
+    let method = Method::from_bytes(upper.as_bytes())
         .map_err(|_| HttpError::new(Code::Other, format!("invalid HTTP method '{}'", req.method)))?;
     let cap = req.max_bytes.map_or(policy.max_body, |m| m.min(policy.max_body));
     let mut hop = Hop {
@@ -177,19 +221,17 @@ fn chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-/// Sends one hop to the checked addresses only.
+/// Sends one hop to the checked addresses only: a client of its own whose resolver knows
+/// nothing but them, with no proxy, no pooled connections and no automatic redirects.
 async fn send(policy: &NetPolicy, target: &Target, hop: &Hop) -> Result<reqwest::Response, HttpError> {
-    let mut builder = reqwest::Client::builder()
+    let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
+        .dns_resolver(Arc::new(Pinned::new(target)))
         .connect_timeout(policy.connect_timeout)
         .timeout(policy.timeout)
         .pool_max_idle_per_host(0)
-        .user_agent(USER_AGENT);
-    if let Some(domain) = &target.domain {
-        builder = builder.resolve_to_addrs(domain, &target.addrs);
-    }
-    let client = builder
+        .user_agent(USER_AGENT)
         .build()
         .map_err(|e| HttpError::new(Code::Other, format!("cannot set up the HTTP client: {}", chain(&e))))?;
     let mut rb = client.request(hop.method.clone(), hop.url.clone()).headers(hop.headers.clone());
