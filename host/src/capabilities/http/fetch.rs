@@ -96,7 +96,7 @@ pub async fn run(
     };
     let limit = limit(policy, req.timeout);
     let url = req.url.clone();
-    match tokio::time::timeout(limit, follow(policy, plugin, &allow, req)).await {
+    match tokio::time::timeout(limit, follow(policy, plugin, &allow, limit, req)).await {
         Ok(result) => result,
         Err(_) => Err(HttpError::new(
             Code::Timeout,
@@ -131,6 +131,7 @@ async fn follow(
     policy: &NetPolicy,
     plugin: &str,
     allow: &[super::HostPattern],
+    limit: Duration,
     req: Request,
 ) -> Result<Response, HttpError> {
     let upper = req.method.trim().to_ascii_uppercase();
@@ -151,7 +152,7 @@ async fn follow(
     };
     for n in 0..=policy.max_redirects {
         let target = resolve::check(policy, plugin, allow, &hop.url).await?;
-        let resp = send(policy, &target, &hop).await?;
+        let resp = send(policy, &target, &hop, limit).await?;
         let status = resp.status();
         let location = resp.headers().get(reqwest::header::LOCATION).cloned();
         let Some(location) = location.filter(|_| status.is_redirection()) else {
@@ -223,13 +224,18 @@ fn chain(e: &dyn std::error::Error) -> String {
 
 /// Sends one hop to the checked addresses only: a client of its own whose resolver knows
 /// nothing but them, with no proxy, no pooled connections and no automatic redirects.
-async fn send(policy: &NetPolicy, target: &Target, hop: &Hop) -> Result<reqwest::Response, HttpError> {
+async fn send(
+    policy: &NetPolicy,
+    target: &Target,
+    hop: &Hop,
+    limit: Duration,
+) -> Result<reqwest::Response, HttpError> {
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
         .dns_resolver(Arc::new(Pinned::new(target)))
         .connect_timeout(policy.connect_timeout)
-        .timeout(policy.timeout)
+        .timeout(limit)
         .pool_max_idle_per_host(0)
         .user_agent(USER_AGENT)
         .build()
@@ -241,7 +247,10 @@ async fn send(policy: &NetPolicy, target: &Target, hop: &Hop) -> Result<reqwest:
     rb.send().await.map_err(|e| {
         let to = resolve::show(&target.addrs);
         if e.is_timeout() {
-            HttpError::new(Code::Timeout, format!("{}: timed out ({to})", hop.url))
+            HttpError::new(
+                Code::Timeout,
+                format!("{}: no complete answer within {} s ({to})", hop.url, limit.as_secs_f64()),
+            )
         } else if e.is_connect() {
             HttpError::new(Code::Unreachable, format!("cannot connect to {} ({to}): {}", hop.url, chain(&e)))
         } else {
@@ -278,7 +287,8 @@ async fn read(mut resp: reqwest::Response, url: Url, cap: u64) -> Result<Respons
     Ok(Response { status, url: url.to_string(), headers, body, truncated })
 }
 
-/// How long the whole fetch may take at most.
+/// How long the whole fetch may take: what the request asks, at most the host's cap, or
+/// the host's default.
 fn limit(policy: &NetPolicy, asked: Option<Duration>) -> Duration {
-    asked.map_or(policy.timeout, |t| t.min(policy.timeout))
+    asked.map_or(policy.timeout, |t| t.min(policy.max_timeout))
 }
