@@ -5,5 +5,6 @@
 pub mod content;
 pub mod convert;
 pub mod fetch;
+pub mod links;
 pub mod search;
 pub mod untrusted;

@@ -1,8 +1,9 @@
 //! `fetch_url`: one http(s) page through the host's checked client, refused when binary,
-//! decoded by its charset, converted to Markdown, text or left as HTML, and wrapped as untrusted.
+//! decoded by its charset, converted to Markdown (links made absolute), text or left as
+//! HTML, and wrapped as untrusted.
 
 use crate::untrusted::Wrapped;
-use crate::{content, convert};
+use crate::{content, convert, links};
 use corral_plugin_sdk::args::{opt_str, opt_u64, req_str};
 use corral_plugin_sdk::host::{HostInfo, HttpError, HttpErrorCode, HttpRequest, HttpResponse, Net};
 use corral_plugin_sdk::{Capability, ErrorKind, Output, Spec, ToolError, Value, json};
@@ -221,7 +222,9 @@ pub fn run(net: &dyn Net, info: &dyn HostInfo, args: &Value) -> Result<Output, T
     let html = content::is_html(&mime, &resp.body);
     let (text, encoding) = content::decode(&resp.body, content::charset(&content_type).as_deref(), html);
     let (body, shown) = match (args.format, html) {
-        (Format::Markdown, true) => (convert::to_markdown(&text), "markdown, converted from HTML"),
+        (Format::Markdown, true) => {
+            (links::absolute(&convert::to_markdown(&text), &resp.url), "markdown, converted from HTML")
+        }
         (Format::Text, true) => (convert::to_text(&text), "text, converted from HTML"),
         (Format::Html, true) => (text, "html, as served"),
         (Format::Markdown, false) if content::is_markdown(&mime) => {

@@ -70,7 +70,10 @@ fn bad_arguments_are_refused_before_any_request() {
 fn html_becomes_markdown_by_default() {
     let out = call(&page("text/html; charset=utf-8", PAGE.as_bytes()), json!({"url": URL})).unwrap();
     let t = &out.text;
-    assert!(t.contains("# Guide\n\nUse **cargo** and [the book](/x).\n\n[image: diagram]"), "{t}");
+    assert!(
+        t.contains("# Guide\n\nUse **cargo** and [the book](https://docs.test/x).\n\n[image: diagram]"),
+        "{t}"
+    );
     assert!(!t.contains("steal()") && !t.contains("base64") && !t.contains("<h1>"), "{t}");
     assert!(t.contains("content-type: text/html (UTF-8)\nformat: markdown, converted from HTML\n"), "{t}");
 }
