@@ -108,26 +108,22 @@ fn check_url(url: &str) -> Result<String, ToolError> {
     if url.is_empty() {
         return Err(ToolError::invalid_args("'url' is empty; give an http:// or https:// URL"));
     }
-    let scheme_end = url.find(':').filter(|&i| {
-        i > 0
-            && url[..i].bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
-            && url[i + 1..].starts_with("//")
+    let scheme = url.find(':').map(|i| &url[..i]).filter(|s| {
+        !s.is_empty()
+            && s.as_bytes()[0].is_ascii_alphabetic()
+            && s.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
     });
-    match scheme_end.map(|i| url[..i].to_ascii_lowercase()) {
+    let scheme = scheme.map(str::to_ascii_lowercase);
+    let slashes = scheme.as_ref().is_some_and(|s| url[s.len() + 1..].starts_with("//"));
+    const NOT_WEB: &[&str] = &["file", "data", "javascript", "mailto", "about", "ftp", "blob", "ws", "wss"];
+    match scheme {
+        // The host parses the rest as browsers do (`http:/x` is `http://x/`).
         Some(s) if s == "http" || s == "https" => Ok(url.to_string()),
-        Some(s) => Err(ToolError::new(
-            ErrorKind::InvalidArgs,
-            format!("'{s}:' URLs cannot be fetched; fetch_url only fetches http:// and https:// URLs"),
-        )),
-        None if ["file:", "data:", "javascript:", "mailto:", "about:", "ftp:"]
-            .iter()
-            .any(|p| url.len() >= p.len() && url[..p.len()].eq_ignore_ascii_case(p)) =>
-        {
-            Err(ToolError::invalid_args(format!(
-                "'{url}' is not an http(s) URL; fetch_url only fetches http:// and https:// URLs"
-            )))
-        }
-        None => Err(ToolError::invalid_args(format!(
+        Some(s) if slashes || NOT_WEB.contains(&s.as_str()) => Err(ToolError::invalid_args(format!(
+            "'{s}:' URLs cannot be fetched; fetch_url only fetches http:// and https:// URLs"
+        ))),
+        // `docs.rs/serde`, or `localhost:8080/x` (a host and port, not a scheme).
+        _ => Err(ToolError::invalid_args(format!(
             "'{url}' has no scheme; did you mean \"https://{}\"?",
             url.trim_start_matches('/')
         ))),

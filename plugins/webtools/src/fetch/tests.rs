@@ -50,7 +50,9 @@ fn bad_arguments_are_refused_before_any_request() {
         (json!({"url": "docs.rs/serde"}), "did you mean \"https://docs.rs/serde\"?"),
         (json!({"url": "file:///etc/passwd"}), "'file:' URLs cannot be fetched"),
         (json!({"url": "FTP://x.test/a"}), "'ftp:' URLs cannot be fetched"),
-        (json!({"url": "javascript:alert(1)"}), "only fetches http:// and https://"),
+        (json!({"url": "javascript:alert(1)"}), "'javascript:' URLs cannot be fetched"),
+        (json!({"url": "mailto:a@b.test"}), "'mailto:' URLs cannot be fetched"),
+        (json!({"url": "localhost:8080/x"}), "did you mean \"https://localhost:8080/x\"?"),
         (json!({"url": URL, "format": "pdf"}), "'format' must be markdown, text or html"),
         (json!({"url": URL, "timeout": 0}), "'timeout' must be between 1 and 120 seconds, got 0"),
         (json!({"url": URL, "timeout": 121}), "between 1 and 120 seconds, got 121"),
@@ -64,6 +66,7 @@ fn bad_arguments_are_refused_before_any_request() {
     assert!(net.requests.borrow().is_empty());
     let any = FakeNet::new().page("*", 200, "text/plain", b"hi");
     assert!(call(&any, json!({"url": "HTTPS://docs.test/page"})).is_ok(), "schemes are case-insensitive");
+    assert!(call(&any, json!({"url": "http:/docs.test/page"})).is_ok(), "the host parses the rest");
 }
 
 #[test]

@@ -44,6 +44,44 @@ async fn tunnelling_and_reflecting_methods_are_refused() {
 }
 
 #[tokio::test]
+async fn headers_cannot_smuggle_lines_or_reframe_the_request() {
+    let s = Server::start(|_| respond("200 OK", &[], b"ok"));
+    let p = NetPolicy {
+        allow_private: vec![PrivateException { ip: IpAddr::from([127, 0, 0, 1]), port: Some(s.port) }],
+        ..on()
+    };
+    for (name, value) in [
+        ("X-A", "1\r\nHost: evil.test"),
+        ("X-A", "1\nX-B: 2"),
+        ("X-A\r\nHost", "evil.test"),
+        ("X-A: 1\r\n", "x"),
+    ] {
+        let req =
+            Request { headers: vec![(name.into(), value.into())], url: s.url("/"), ..Request::default() };
+        let req = Request { method: "GET".into(), ..req };
+        let e = run(&p, "t", None, req).await.unwrap_err();
+        assert!(e.message.starts_with("invalid header"), "{name:?}: {}", e.message);
+    }
+    assert_eq!(s.hits(), 0, "a refused request is never sent");
+    let req = Request {
+        method: "POST".into(),
+        url: s.url("/"),
+        headers: vec![
+            ("Content-Length".into(), "0".into()),
+            ("Transfer-Encoding".into(), "chunked".into()),
+            ("Connection".into(), "keep-alive, Upgrade".into()),
+        ],
+        body: Some(b"abc".to_vec()),
+        ..Request::default()
+    };
+    run(&p, "t", None, req).await.unwrap();
+    let seen = &s.seen()[0];
+    assert_eq!(seen.header("content-length"), Some("3"), "the host frames the body itself");
+    assert_eq!((seen.header("transfer-encoding"), seen.body.as_slice()), (None, b"abc".as_slice()));
+    assert!(!seen.header("connection").unwrap_or("").contains("Upgrade"));
+}
+
+#[tokio::test]
 async fn hidden_hosts_are_invalid_or_refused() {
     for bad in ["http://[fe80::1%25eth0]/", "http://[fe80::1%eth0]/", "http://[::1]%0a.evil.test/"] {
         assert_eq!(parse_url(bad).unwrap_err().code, Code::InvalidUrl, "{bad}");
