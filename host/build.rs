@@ -19,6 +19,8 @@ const BUILTINS: &[(&str, &str)] = &[
     ("think", "think"),
     ("todo", "todo"),
     ("question", "question"),
+    ("fetch-url", "fetch_url"),
+    ("web-search", "web_search"),
 ];
 
 fn main() {
@@ -28,7 +30,9 @@ fn main() {
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     println!("cargo:rerun-if-changed={}", plugins.join("Cargo.toml").display());
     println!("cargo:rerun-if-changed={}", plugins.join("Cargo.lock").display());
-    for dir in ["sdk", "fstools", "agenttools"].iter().copied().chain(BUILTINS.iter().map(|(p, _)| *p)) {
+    for dir in
+        ["sdk", "fstools", "agenttools", "webtools"].iter().copied().chain(BUILTINS.iter().map(|(p, _)| *p))
+    {
         println!("cargo:rerun-if-changed={}", plugins.join(dir).join("src").display());
         println!("cargo:rerun-if-changed={}", plugins.join(dir).join("Cargo.toml").display());
     }

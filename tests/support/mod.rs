@@ -5,6 +5,7 @@
 
 pub mod inproc;
 pub mod model_server;
+pub mod web_server;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,8 +2,7 @@
 
 use super::{ErrorCode, Session, WsError, http as net, trash, workspace};
 use crate::wit::{context as wit_ctx, host_info, http, kv, log, process, types, workspace as wit_ws};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// What a plugin's imports act on: the session, seen as `plugin`.
@@ -12,22 +11,63 @@ pub struct PluginCtx {
     /// The plugin's name (its kv namespace and log prefix).
     pub plugin: Arc<str>,
     pub session: Arc<Session>,
-    /// Time this call spent waiting for the person, which its timeout does not count.
+    /// Time this call spent waiting for the person or for a fetch, which its timeout does
+    /// not count.
     pub paused: PauseClock,
 }
 
-/// Accumulates paused time for one call; the call's timeout takes it as credit.
+/// Accumulates paused time for one call; the call's timeout takes it as credit, including
+/// the part of a pause still going on (a fetch in flight when the deadline comes).
 #[derive(Debug, Clone, Default)]
-pub struct PauseClock(Arc<AtomicU64>);
+pub struct PauseClock(Arc<Mutex<Paused>>);
+
+#[derive(Debug, Default)]
+struct Paused {
+    /// Paused time not yet taken.
+    done: Duration,
+    /// When the pause in progress started, or was last taken from.
+    open: Option<Instant>,
+}
+
+/// A pause in progress; it ends when dropped.
+pub struct Pause(PauseClock);
+
+impl Drop for Pause {
+    fn drop(&mut self) {
+        if let Ok(mut p) = self.0.0.lock()
+            && let Some(start) = p.open.take()
+        {
+            p.done += start.elapsed();
+        }
+    }
+}
 
 impl PauseClock {
     pub fn add(&self, d: Duration) {
-        self.0.fetch_add(d.as_millis().min(u64::MAX as u128) as u64, Ordering::Relaxed);
+        if let Ok(mut p) = self.0.lock() {
+            p.done += d;
+        }
     }
 
-    /// The paused time recorded since the last call, reset to zero.
+    /// Starts a pause that lasts until the returned guard is dropped.
+    pub fn begin(&self) -> Pause {
+        if let Ok(mut p) = self.0.lock() {
+            p.open = Some(Instant::now());
+        }
+        Pause(self.clone())
+    }
+
+    /// The paused time recorded since the last call, reset to zero; a pause in progress
+    /// counts up to now.
     pub fn take(&self) -> Duration {
-        Duration::from_millis(self.0.swap(0, Ordering::Relaxed))
+        let Ok(mut p) = self.0.lock() else { return Duration::ZERO };
+        let mut total = std::mem::take(&mut p.done);
+        if let Some(start) = p.open {
+            let now = Instant::now();
+            total += now - start;
+            p.open = Some(now);
+        }
+        total
     }
 }
 
@@ -156,7 +196,11 @@ impl http::Host for PluginCtx {
             max_bytes: req.max_bytes,
             timeout: req.timeout_ms.map(|ms| Duration::from_millis(ms.into())),
         };
-        match net::fetch(self.session.clone(), self.plugin.clone(), req).await {
+        // The fetch has its own time limit; waiting for it is not the plugin's time.
+        let pause = self.paused.begin();
+        let result = net::fetch(self.session.clone(), self.plugin.clone(), req).await;
+        drop(pause);
+        match result {
             Ok(r) => Ok(http::Response {
                 status: r.status,
                 url: r.url,
@@ -198,5 +242,28 @@ impl process::Host for PluginCtx {
             code: process::ErrorCode::Denied,
             message: "running commands is not available".into(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pause_clock_credits_finished_and_running_pauses_once() {
+        let clock = PauseClock::default();
+        clock.add(Duration::from_millis(40));
+        assert_eq!(clock.take(), Duration::from_millis(40));
+        assert_eq!(clock.take(), Duration::ZERO, "taken time is gone");
+        let pause = clock.begin();
+        std::thread::sleep(Duration::from_millis(30));
+        let running = clock.take();
+        assert!(running >= Duration::from_millis(30), "a running pause counts: {running:?}");
+        std::thread::sleep(Duration::from_millis(20));
+        drop(pause);
+        let rest = clock.take();
+        assert!(rest >= Duration::from_millis(20) && rest < Duration::from_millis(30 + 20), "{rest:?}");
+        std::thread::sleep(Duration::from_millis(10));
+        assert_eq!(clock.take(), Duration::ZERO, "nothing counts after the pause ended");
     }
 }

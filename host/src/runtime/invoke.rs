@@ -31,7 +31,7 @@ struct Prepared {
 }
 
 /// Runs `fut` for at most `limit` of wall-clock time, not counting the time recorded on
-/// `paused` (a plugin waiting for the person to answer a question). `None` on timeout.
+/// `paused` (a plugin waiting for the person to answer, or for a fetch). `None` on timeout.
 async fn with_pausable_timeout<F: Future>(limit: Duration, paused: &PauseClock, fut: F) -> Option<F::Output> {
     let fut = std::pin::pin!(fut);
     let mut fut = fut;
