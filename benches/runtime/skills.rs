@@ -1,13 +1,14 @@
 //! Skills, in-process through the library: the shipped component skill (`markdown-docs`)
 //! and folder skill (`code-review`, through the built-in folder server): load with a cold
-//! cache (compile + describe), load with a warm cache, and the cost of a call.
+//! cache (compile + describe), load with a warm cache, and the cost of a call; and, for
+//! scale, what loading every skill adds to a warm start next to loading the built-in tools.
 
 use crate::report::{Row, Unit};
 use anyhow::{Context, Result, bail};
 use corral::builtins::{SHIPPED_SKILLS, SKILL_SERVER};
 use corral::capabilities::{Policy, Roots, Session, log};
 use corral::runtime::skills::{self, Ctx, Kind, SkillSet};
-use corral::runtime::{Limits, Runtime};
+use corral::runtime::{self, Limits, Registry, Runtime};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -68,6 +69,7 @@ pub fn rows() -> Result<(Vec<Row>, Vec<String>)> {
         rows.push(Row::new(format!("{what}: load, warm cache (map + describe)"), Unit::Millis, warm, ""));
         rows.extend(calls);
     }
+    rows.extend(startup_share(&tokio, ws.path(), unpack.path(), &session, &limits)?);
     let notes = vec![
         format!(
             "Component sizes: markdown-docs {} bytes, the folder server (skill_folder) {} bytes.",
@@ -80,6 +82,47 @@ pub fn rows() -> Result<(Vec<Row>, Vec<String>)> {
         ),
     ];
     Ok((rows, notes))
+}
+
+/// A warm start's two loads, each timed alone: every built-in tool plugin, and discovering
+/// and loading every skill (as `corral` does at start-up).
+fn startup_share(
+    tokio: &tokio::runtime::Runtime,
+    ws: &std::path::Path,
+    unpack: &std::path::Path,
+    session: &Arc<Session>,
+    limits: &Limits,
+) -> Result<Vec<Row>> {
+    let cache = tempfile::tempdir().context("cannot create a cache directory")?;
+    let rt = Runtime::new(Some(cache.path().to_path_buf()))?;
+    let (mut tools, mut all) = (Vec::new(), Vec::new());
+    for i in 0..=WARM_LOAD_RUNS {
+        let started = Instant::now();
+        let candidates = runtime::registry::discover(ws, None, &[])?;
+        let registry = tokio.block_on(Registry::load(&rt, session, candidates, &[], limits))?;
+        let t = started.elapsed();
+        let started = Instant::now();
+        let mut warnings = Vec::new();
+        let found = skills::discover(ws, None, unpack, &mut warnings);
+        let set = tokio.block_on(SkillSet::load(&rt, session, found, limits));
+        let s = started.elapsed();
+        if registry.plugins().len() < 10 || set.all().len() != 2 {
+            bail!(
+                "expected the built-ins and 2 skills, got {} and {}",
+                registry.plugins().len(),
+                set.all().len()
+            );
+        }
+        // The first round fills the cache.
+        if i > 0 {
+            tools.push(t);
+            all.push(s);
+        }
+    }
+    Ok(vec![
+        Row::new("for scale: every built-in tool plugin, load, warm cache", Unit::Millis, tools, ""),
+        Row::new("every shipped skill (2), discover + load, warm cache", Unit::Millis, all, ""),
+    ])
 }
 
 /// Times the calls `use_skill` makes: instructions (activate's first call), and for the
