@@ -1,5 +1,5 @@
 //! Runtime benchmarks: `cargo bench --bench runtime [-- SECTION...]`, where a SECTION is
-//! `inproc`, `tools`, `read`, `grep` or `agent` (default: all). Prints a markdown table of the
+//! `inproc`, `tools`, `read`, `grep`, `agent` or `skills` (default: all). Prints a markdown table of the
 //! median, p90, min and max of repeated runs; BENCHMARKS.md has the figures and their reading.
 //!
 //! Cargo builds the release `corral` binary before it runs a bench (CARGO_BIN_EXE_corral);
@@ -17,12 +17,14 @@ mod fixtures;
 mod inproc;
 #[path = "runtime/report.rs"]
 mod report;
+#[path = "runtime/skills.rs"]
+mod skills;
 #[path = "../tests/support/mod.rs"]
 mod support;
 
 use std::process::ExitCode;
 
-const SECTIONS: [&str; 5] = ["inproc", "tools", "read", "grep", "agent"];
+const SECTIONS: [&str; 6] = ["inproc", "tools", "read", "grep", "agent", "skills"];
 
 fn main() -> ExitCode {
     // cargo passes `--bench`; other arguments choose sections.
@@ -36,6 +38,14 @@ fn main() -> ExitCode {
     if wanted("inproc") {
         eprintln!("in-process calls...");
         table.add("inproc", inproc::rows());
+    }
+    if wanted("skills") {
+        eprintln!("skills: loads and calls in-process...");
+        let skills = skills::rows().map(|(rows, notes)| {
+            table.notes.extend(notes);
+            rows
+        });
+        table.add("skills", skills);
     }
     match cli::Corral::new() {
         Err(e) => table.add("binary", Err(e)),

@@ -42,6 +42,14 @@ pub fn test_plugin(name: &str) -> PathBuf {
     dir.join(format!("{name}.wasm"))
 }
 
+/// A component that host/build.rs built into `target/plugins-wasm` (a built-in plugin or a
+/// shipped skill), by file stem.
+pub fn built_component(stem: &str) -> PathBuf {
+    let path = target_dir().join("plugins-wasm/wasm32-wasip2/release").join(format!("{stem}.wasm"));
+    assert!(path.is_file(), "{} is missing; build corral first", path.display());
+    path
+}
+
 /// The result of one corral run.
 #[derive(Debug)]
 pub struct Run {

@@ -7,6 +7,7 @@ pub mod observer;
 pub mod prompt;
 pub mod resume;
 pub mod schema;
+pub mod use_skill;
 
 pub use dispatch::{CallOutcome, FileChange, Toolbox};
 pub use observer::{Interrupt, Observer, Quiet};

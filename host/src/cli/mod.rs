@@ -171,6 +171,17 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the skills: name, description, source (project, user, shipped), kind and path
+    ///
+    /// Skills come from .corral/skills/ in the project, skills/ in corral's user folder
+    /// (~/.config/corral/skills/), and corral itself; a project skill hides a user skill of
+    /// the same name, which hides a shipped one. Each folder holds SKILL.md folders and
+    /// skill components (*.wasm).
+    Skills {
+        /// Print JSON ({"skills":[..],"hidden":[..],"warnings":[..]}) instead of text
+        #[arg(long)]
+        json: bool,
+    },
     /// Show every setting, its value and where it came from, and the files consulted
     ///
     /// Settings come from, lowest priority first: defaults, the user file

@@ -106,6 +106,16 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
                         format_args!(" [{}]{}", p.info.name, style.reset)
                     );
                 }
+                if agent.tools().offers_skills() {
+                    let names: Vec<&str> = env.skills.all().iter().map(|k| k.name.as_str()).collect();
+                    eprintln!(
+                        "{}{:18}{} activate, load from or run a script of a skill{}",
+                        style.bold,
+                        crate::agent::use_skill::NAME,
+                        style.reset,
+                        format_args!("{} [skills: {}]{}", style.dim, names.join(", "), style.reset)
+                    );
+                }
             }
             Input::Status => {
                 let window = context_window(env, client).await;

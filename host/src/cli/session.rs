@@ -96,9 +96,14 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         }
     };
     let continue_note = load_continue(&env, &mut warn);
-    let toolbox =
-        Toolbox { runtime: &env.runtime, registry: &env.registry, session: &env.session, limits: s.limits };
-    let prompt = StaticParts::new(
+    let toolbox = Toolbox {
+        runtime: &env.runtime,
+        registry: &env.registry,
+        skills: &env.skills,
+        session: &env.session,
+        limits: s.limits,
+    };
+    let mut prompt = StaticParts::new(
         s.agent.system_prompt.as_deref(),
         &toolbox.defs(),
         &env.session,
@@ -106,6 +111,10 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         interactive,
         &mut warn,
     );
+    if toolbox.offers_skills() {
+        prompt =
+            prompt.with_skills(env.skills.all().iter().map(|k| (k.name.as_str(), k.description.as_str())));
+    }
     let cfg = AgentConfig {
         max_turns: s.agent.max_turns,
         max_output_tokens: s.model.max_output_tokens,
@@ -160,7 +169,12 @@ async fn ci_run(agent: &mut Agent<'_>, env: &Env, client: &Client, task: &str, s
         Some(p) => ws.join(p),
         None => ws.join(".corral/audit.jsonl"),
     };
-    let shas = env.registry.plugins().iter().map(|p| (p.info.name.clone(), p.info.sha256.clone())).collect();
+    let mut shas: std::collections::HashMap<String, String> =
+        env.registry.plugins().iter().map(|p| (p.info.name.clone(), p.info.sha256.clone())).collect();
+    for k in env.skills.all() {
+        let label = crate::agent::use_skill::plugin_label(&k.name);
+        shas.insert(label, env.skills.component(k).sha256.clone());
+    }
     let audit = AuditTarget { path, shas };
     one_shot(agent, env, client, task, style, Some(audit)).await
 }

@@ -1,10 +1,11 @@
 //! From flags to a ready environment: settings resolved, roots opened, the session and
-//! runtime created, plugins discovered and loaded.
+//! runtime created, plugins and skills discovered and loaded.
 
 use super::GlobalArgs;
 use crate::capabilities::http::NetPolicy;
 use crate::capabilities::{Policy, Roots, Session, find_workspace_root, log};
 use crate::config::{self, ConfigError, Flags, Provenance, Settings};
+use crate::runtime::skills::{self, SkillSet};
 use crate::runtime::{self, Registry, RegistryError, Runtime, RuntimeError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,6 +35,8 @@ pub struct Env {
     pub session: Arc<Session>,
     pub runtime: Runtime,
     pub registry: Registry,
+    /// The skills, one per name; clashes and skipped skills are in its warnings.
+    pub skills: SkillSet,
 }
 
 /// The settings in force and what was consulted to get them.
@@ -108,17 +111,31 @@ pub async fn prepare(g: &GlobalArgs) -> Result<Env, SetupError> {
     session.net = NetPolicy::from_settings(&settings.network).map_err(SetupError::Network)?;
     session.plugin_settings = settings.plugin_settings.clone();
     let session = Arc::new(session);
-    let runtime = Runtime::new(cache_dir)?;
+    let runtime = Runtime::new(cache_dir.clone())?;
     let ws_root = session.roots.workspace().path.clone();
     let candidates = runtime::registry::discover(&ws_root, user_dir.as_deref(), &settings.extra_plugins)?;
     let registry =
         Registry::load(&runtime, &session, candidates, &settings.disabled_plugins, &settings.limits).await?;
+    // Shipped SKILL.md folders are unpacked beside the compiled components, so they can be
+    // preopened; without a cache directory, under the system's temporary directory.
+    let unpack_base = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("corral"));
+    let mut warnings = Vec::new();
+    let found = skills::discover(&ws_root, user_dir.as_deref(), &unpack_base, &mut warnings);
+    let mut skills = SkillSet::load(&runtime, &session, found, &settings.limits).await;
+    warnings.append(&mut skills.warnings);
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    skills.warnings = warnings;
     if verbose {
         for p in registry.plugins() {
             eprintln!("plugin {} ({}): {:?}", p.info.name, p.info.location, p.info.cache);
         }
+        for k in skills.all() {
+            eprintln!("skill {} ({}): {:?}", k.name, k.location, skills.component(k).cache);
+        }
     }
-    Ok(Env { settings, provenance, session, runtime, registry })
+    Ok(Env { settings, provenance, session, runtime, registry, skills })
 }
 
 #[cfg(test)]

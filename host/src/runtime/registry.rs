@@ -231,6 +231,21 @@ fn import_allowed(name: &str) -> bool {
         .any(|i| name.starts_with(&format!("corral:plugin/{i}@0.1.")))
 }
 
+/// Whether a skill component may import `name`: WASI, and corral's log, kv, host-info and
+/// types. `process` only for corral's own folder-skill server (`server`), which runs the
+/// scripts of `SKILL.md` folders under run_command's policy; other skills have no grants.
+pub(crate) fn skill_import_allowed(name: &str, server: bool) -> bool {
+    if name.starts_with("wasi:") {
+        return true;
+    }
+    let allowed: &[&str] = if server {
+        &["log", "kv", "host-info", "types", "process"]
+    } else {
+        &["log", "kv", "host-info", "types"]
+    };
+    allowed.iter().any(|i| name.starts_with(&format!("corral:plugin/{i}@0.1.")))
+}
+
 impl Registry {
     /// Compiles (or loads from cache) every enabled candidate, describes its tools, and
     /// indexes them.
@@ -327,7 +342,7 @@ impl Registry {
 }
 
 /// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
@@ -376,6 +391,17 @@ mod tests {
         assert!(import_allowed("corral:plugin/workspace@0.1.0"));
         assert!(!import_allowed("corral:plugin/workspace@0.2.0"));
         assert!(!import_allowed("evil:host/escape"));
+    }
+
+    #[test]
+    fn skills_import_less_than_tools() {
+        assert!(skill_import_allowed("wasi:filesystem/preopens@0.2.6", false));
+        assert!(skill_import_allowed("corral:plugin/kv@0.1.0", false));
+        for denied in ["workspace", "context", "http", "process"] {
+            assert!(!skill_import_allowed(&format!("corral:plugin/{denied}@0.1.0"), false), "{denied}");
+        }
+        assert!(skill_import_allowed("corral:plugin/process@0.1.0", true), "the folder server runs commands");
+        assert!(!skill_import_allowed("corral:plugin/workspace@0.1.0", true));
     }
 
     #[test]

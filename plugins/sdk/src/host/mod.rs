@@ -317,6 +317,9 @@ pub mod context {
 mod state;
 pub use state::{Asker, State, load_json, save_json};
 
+mod process;
+pub use process::{Command, CommandError, CommandErrorCode, CommandOutput, Commands, FakeCommands};
+
 mod web;
 pub use web::{FakeHostInfo, FakeNet, HostInfo, HttpError, HttpErrorCode, HttpRequest, HttpResponse, Net};
 
