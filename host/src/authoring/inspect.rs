@@ -175,13 +175,17 @@ pub async fn inspect_bytes(
 /// Mismatches between what a component imports and what its tools declare.
 fn notes(imports: &Imports, capabilities: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
-    for (iface, cap) in [("http", "http"), ("process", "process"), ("kv", "kv"), ("context", "context")] {
-        if imports.has_host(iface) && !capabilities.contains(&cap) {
-            out.push(format!(
-                "it imports corral:plugin/{iface} but no tool declares the '{cap}' capability; \
-                 declare it in the tool specs that use it"
-            ));
-        }
+    let undeclared: Vec<&str> = ["http", "process", "kv", "context"]
+        .into_iter()
+        .filter(|cap| imports.has_host(cap) && !capabilities.contains(cap))
+        .collect();
+    if !undeclared.is_empty() {
+        out.push(format!(
+            "it imports corral:plugin/{{{}}} but no tool declares {}; declare what a tool uses in its \
+             spec (componentize-py and componentize-js import the whole world, so there this is expected)",
+            undeclared.join(","),
+            if undeclared.len() == 1 { "that capability" } else { "those capabilities" }
+        ));
     }
     if imports.wasi.iter().any(|i| i.starts_with("wasi:sockets/")) {
         out.push(
@@ -216,8 +220,16 @@ mod tests {
         assert_eq!(i.host, ["corral:plugin/http@0.1.0", "corral:plugin/log@0.1.0"]);
         let n = notes(&i, &[]);
         assert_eq!(n.len(), 2, "{n:?}");
-        assert!(n[0].contains("no tool declares the 'http' capability"), "{n:?}");
+        assert!(
+            n[0].starts_with("it imports corral:plugin/{http} but no tool declares that capability"),
+            "{n:?}"
+        );
         assert!(n[1].contains("wasi:sockets"), "{n:?}");
         assert_eq!(notes(&i, &["http"]).len(), 1);
+        let all = Imports::group(vec!["corral:plugin/kv@0.1.0".into(), "corral:plugin/context@0.1.0".into()]);
+        assert!(
+            notes(&all, &[])[0]
+                .starts_with("it imports corral:plugin/{kv,context} but no tool declares those")
+        );
     }
 }

@@ -106,7 +106,7 @@ function parse(query) {
   return steps;
 }
 
-const keyPath = (path, key) => /^[A-Za-z_$][\w$-]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+const keyPath = (path, key) => /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
 
 // Every [path, value] the steps select from `root`, in document order.
 function select(root, steps) {
