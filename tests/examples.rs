@@ -113,7 +113,8 @@ fn js_json_query_selects_values_with_their_paths() {
     assert_eq!(r.stdout, "1 match for ..jest in package.json\n$.devDependencies.jest = \"~29.0.0\"\n");
     let r = call(&sb, "js", "json_query", json!({"path": "data/bad.json"})).tool_err();
     assert!(
-        r.stderr.contains("error (unsupported): 'data/bad.json' is not valid JSON (line 3"),
+        r.stderr.contains("error (unsupported): 'data/bad.json' is not valid JSON: ")
+            && r.stderr.contains("line 3 column 7"),
         "{}",
         r.stderr
     );

@@ -168,9 +168,10 @@ function outline(doc) {
   return lines.join('\n');
 }
 
-// The line and column of a JSON.parse error, from the position in its message.
+// The line and column of a JSON.parse error whose message gives only a position (V8 style;
+// SpiderMonkey, the engine here, already says "at line L column C").
 function where(text, message) {
-  const m = /position (\d+)/.exec(message);
+  const m = /line \d+/.test(message) ? null : /position (\d+)/.exec(message);
   if (!m) return '';
   const before = text.slice(0, Number(m[1]));
   const line = before.split('\n').length;
