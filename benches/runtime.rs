@@ -1,5 +1,5 @@
 //! Runtime benchmarks: `cargo bench --bench runtime [-- SECTION...]`, where a SECTION is
-//! `inproc`, `tools`, `read`, `grep`, `agent` or `skills` (default: all). Prints a markdown table of the
+//! `inproc`, `tools`, `read`, `grep`, `agent`, `skills` (default: these six) or `examples`. Prints a markdown table of the
 //! median, p90, min and max of repeated runs; BENCHMARKS.md has the figures and their reading.
 //!
 //! Cargo builds the release `corral` binary before it runs a bench (CARGO_BIN_EXE_corral);
@@ -11,6 +11,8 @@
 mod agent;
 #[path = "runtime/cli.rs"]
 mod cli;
+#[path = "runtime/examples.rs"]
+mod examples;
 #[path = "runtime/fixtures.rs"]
 mod fixtures;
 #[path = "runtime/inproc.rs"]
@@ -24,7 +26,7 @@ mod support;
 
 use std::process::ExitCode;
 
-const SECTIONS: [&str; 6] = ["inproc", "tools", "read", "grep", "agent", "skills"];
+const SECTIONS: [&str; 7] = ["inproc", "tools", "read", "grep", "agent", "skills", "examples"];
 
 fn main() -> ExitCode {
     // cargo passes `--bench`; other arguments choose sections.
@@ -33,7 +35,8 @@ fn main() -> ExitCode {
         eprintln!("unknown section '{bad}': choose among {}", SECTIONS.join(", "));
         return ExitCode::from(2);
     }
-    let wanted = |s: &str| only.is_empty() || only.iter().any(|o| o == s);
+    // The examples section builds four guest toolchains' components: only when asked for.
+    let wanted = |s: &str| (only.is_empty() && s != "examples") || only.iter().any(|o| o == s);
     let mut table = report::Table::default();
     if wanted("inproc") {
         eprintln!("in-process calls...");
@@ -46,6 +49,10 @@ fn main() -> ExitCode {
             rows
         });
         table.add("skills", skills);
+    }
+    if wanted("examples") {
+        eprintln!("example plugins (Rust, Python, JavaScript, C)...");
+        table.add("examples", examples::rows());
     }
     match cli::Corral::new() {
         Err(e) => table.add("binary", Err(e)),

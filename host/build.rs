@@ -107,6 +107,7 @@ fn main() {
     code.push_str("];\n");
     code.push_str(&shipped_folders(&repo.join("skills")));
     fs::write(out_dir.join("builtins.rs"), code).expect("cannot write builtins.rs");
+    write_wit_files(&repo.join("wit"), &out_dir);
 }
 
 /// The `SKILL.md` folders directly under `skills/`, every file embedded (dot entries
@@ -162,6 +163,26 @@ fn collect_files(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) {
             out.push((rel, path));
         }
     }
+}
+
+/// Writes `wit_files.rs`: every `*.wit` file of the contract, by file name, so that
+/// `corral plugin wit` hands authors exactly the WIT this binary was built against.
+fn write_wit_files(wit_dir: &Path, out_dir: &Path) {
+    let mut files: Vec<PathBuf> = fs::read_dir(wit_dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", wit_dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "wit") && p.is_file())
+        .collect();
+    files.sort();
+    let mut code = String::from(
+        "/// The contract's WIT files: (file name, text).\npub static WIT_FILES: &[(&str, &str)] = &[\n",
+    );
+    for path in files {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        code.push_str(&format!("    ({name:?}, include_str!({:?})),\n", path.display().to_string()));
+    }
+    code.push_str("];\n");
+    fs::write(out_dir.join("wit_files.rs"), code).expect("cannot write wit_files.rs");
 }
 
 /// Installs the wasm32-wasip2 standard library through rustup when the toolchain lacks it,

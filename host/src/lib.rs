@@ -2,6 +2,7 @@
 //! Modules follow the data flow: cli -> config -> agent -> llm / runtime -> capabilities.
 
 pub mod agent;
+pub mod authoring;
 pub mod builtins;
 pub mod capabilities;
 pub mod cli;

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod guests;
 pub mod inproc;
 pub mod model_server;
 pub mod web_server;

@@ -1,4 +1,5 @@
-//! `corral tools`, `corral tool NAME ARGS`, `corral plugins`, `corral skills` and `corral config`.
+//! `corral tools`, `corral tool NAME ARGS`, `corral plugins`, `corral skills` and `corral config`;
+//! `corral plugin` is handed to its own module.
 
 use super::{Command, GlobalArgs, SetupError, setup};
 use crate::agent::use_skill;
@@ -8,6 +9,10 @@ use std::io::{Read, Write};
 
 /// Runs the command; Ok is the exit code.
 pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, SetupError> {
+    if let Command::Plugin { command } = command {
+        // Authoring commands load no installed plugins (add checks them itself).
+        return Ok(super::plugin::run(command, global).await);
+    }
     if let Command::Config { json } = command {
         // Settings only: a broken plugin must not hide the configuration.
         let p = setup::resolve(global)?.provenance;
@@ -19,7 +24,7 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         Command::Plugins { json } => Ok(plugins(&env, json)),
         Command::Skills { json } => Ok(skills(&env, json)),
         Command::Tool { name, args } => Ok(tool(&env, &name, &args).await),
-        Command::Config { .. } | Command::Exec { .. } => Ok(0),
+        Command::Config { .. } | Command::Exec { .. } | Command::Plugin { .. } => Ok(0),
     }
 }
 
@@ -33,7 +38,7 @@ fn summary(description: &str) -> String {
     }
 }
 
-fn print(text: &str) -> i32 {
+pub(super) fn print(text: &str) -> i32 {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => 0,

@@ -4,6 +4,7 @@
 mod audit;
 mod commands;
 mod jsonout;
+mod plugin;
 mod render;
 mod repl;
 mod session;
@@ -181,6 +182,11 @@ pub enum Command {
         /// Print JSON ({"skills":[..],"hidden":[..],"warnings":[..]}) instead of text
         #[arg(long)]
         json: bool,
+    },
+    /// Create, build, inspect and install plugins (see docs/authoring.md)
+    Plugin {
+        #[command(subcommand)]
+        command: plugin::PluginCommand,
     },
     /// Show every setting, its value and where it came from, and the files consulted
     ///

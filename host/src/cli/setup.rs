@@ -99,8 +99,26 @@ pub fn resolve(g: &GlobalArgs) -> Result<Resolved, SetupError> {
     Ok(Resolved { workspace, user_dir, settings, provenance })
 }
 
-/// Resolves settings and loads every plugin.
-pub async fn prepare(g: &GlobalArgs) -> Result<Env, SetupError> {
+/// An environment before any plugin is loaded: settings, the session and the runtime.
+pub struct Base {
+    pub settings: Settings,
+    pub provenance: Provenance,
+    pub user_dir: Option<PathBuf>,
+    /// Where compiled components (and unpacked shipped skills) are kept; None: no cache.
+    pub cache_dir: Option<PathBuf>,
+    pub session: Arc<Session>,
+    pub runtime: Runtime,
+}
+
+impl Base {
+    /// The workspace root, as opened.
+    pub fn workspace(&self) -> &Path {
+        &self.session.roots.workspace().path
+    }
+}
+
+/// Resolves settings, opens the roots and creates the session and the runtime.
+pub fn base(g: &GlobalArgs) -> Result<Base, SetupError> {
     let Resolved { workspace, user_dir, settings, provenance } = resolve(g)?;
     let verbose = settings.output.verbose;
     let cache_dir = runtime::default_cache_dir();
@@ -112,6 +130,13 @@ pub async fn prepare(g: &GlobalArgs) -> Result<Env, SetupError> {
     session.plugin_settings = settings.plugin_settings.clone();
     let session = Arc::new(session);
     let runtime = Runtime::new(cache_dir.clone())?;
+    Ok(Base { settings, provenance, user_dir, cache_dir, session, runtime })
+}
+
+/// Resolves settings and loads every plugin.
+pub async fn prepare(g: &GlobalArgs) -> Result<Env, SetupError> {
+    let Base { settings, provenance, user_dir, cache_dir, session, runtime } = base(g)?;
+    let verbose = settings.output.verbose;
     let ws_root = session.roots.workspace().path.clone();
     let candidates = runtime::registry::discover(&ws_root, user_dir.as_deref(), &settings.extra_plugins)?;
     let registry =
