@@ -19,6 +19,8 @@ const BUILTINS: &[(&str, &str)] = &[
     ("think", "think"),
     ("todo", "todo"),
     ("question", "question"),
+    ("snapshot", "snapshot"),
+    ("memory-write", "memory_write"),
 ];
 
 fn main() {
