@@ -1,5 +1,5 @@
 //! Runtime benchmarks: `cargo bench --bench runtime [-- SECTION...]`, where a SECTION is
-//! `inproc`, `tools`, `read`, `grep` or `agent` (default: all). Prints a markdown table of the
+//! `inproc`, `tools`, `read`, `grep`, `agent` or `context` (default: all). Prints a markdown table of the
 //! median, p90, min and max of repeated runs; BENCHMARKS.md has the figures and their reading.
 //!
 //! Cargo builds the release `corral` binary before it runs a bench (CARGO_BIN_EXE_corral);
@@ -11,6 +11,8 @@
 mod agent;
 #[path = "runtime/cli.rs"]
 mod cli;
+#[path = "runtime/context.rs"]
+mod context;
 #[path = "runtime/fixtures.rs"]
 mod fixtures;
 #[path = "runtime/inproc.rs"]
@@ -22,7 +24,7 @@ mod support;
 
 use std::process::ExitCode;
 
-const SECTIONS: [&str; 5] = ["inproc", "tools", "read", "grep", "agent"];
+const SECTIONS: [&str; 6] = ["inproc", "tools", "read", "grep", "agent", "context"];
 
 fn main() -> ExitCode {
     // cargo passes `--bench`; other arguments choose sections.
@@ -36,6 +38,14 @@ fn main() -> ExitCode {
     if wanted("inproc") {
         eprintln!("in-process calls...");
         table.add("inproc", inproc::rows());
+    }
+    if wanted("context") {
+        eprintln!("context: estimate and compact a 200,000-token transcript...");
+        let ctx = context::rows().map(|(rows, notes)| {
+            table.notes.extend(notes);
+            rows
+        });
+        table.add("context", ctx);
     }
     match cli::Corral::new() {
         Err(e) => table.add("binary", Err(e)),

@@ -172,6 +172,12 @@ fn a_long_investigation_is_compacted_before_each_call_and_finishes() {
     for r in &reqs {
         assert_paired(r);
     }
+    let caps: Vec<u64> = reqs.iter().map(|r| r.body["max_tokens"].as_u64().unwrap()).collect();
+    assert!(
+        caps.iter().all(|c| (16..8192 - 3000).contains(c)),
+        "the 32768 default is clamped to what fits: {caps:?}"
+    );
+    assert!(caps[12] < caps[0], "and shrinks as the conversation grows: {caps:?}");
     let last = &reqs[12];
     let results = tool_results(last);
     assert_eq!(results.len(), 12, "every call keeps a result");
@@ -457,4 +463,47 @@ fn interactive_save_restore_compact_and_status() {
     let texts = assistant_texts(last);
     assert!(texts.iter().any(|t| t.starts_with("[snapshot: look]\nMANUAL RECAP")), "{texts:?}");
     assert!(!messages(last).contains("f0 line 3"), "{}", messages(last));
+}
+
+/// Names of the tools offered in a request, in either wire format.
+fn tool_names(c: &Captured) -> Vec<String> {
+    c.body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| t["function"]["name"].as_str().or(t["name"].as_str()).unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn oversized_plugin_schemas_are_left_out_with_a_warning() {
+    let sb = Sandbox::new();
+    let bulky = support::test_plugin("bulky");
+    let faulty = support::test_plugin("faulty");
+    let server = start(Flavor::OpenAi, vec![tool("bulky_one", json!({})), text("done")], vec![]);
+    let (b, f) = (bulky.to_string_lossy().into_owned(), faulty.to_string_lossy().into_owned());
+    let run = corral(
+        &sb,
+        &server,
+        Flavor::OpenAi,
+        &["--max-context-tokens", "16384", "--plugin", &b, "--plugin", &f],
+        "go",
+    );
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    assert!(run.stderr.contains("% of the 16384-token context window"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("left out the tools of plugin bulky (bulky_one, bulky_three, bulky_two: "),
+        "the most expensive plugin goes: {}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("plugin faulty"), "one plugin was enough: {}", run.stderr);
+    let reqs = server.requests();
+    let names = tool_names(&reqs[0]);
+    assert!(names.iter().any(|n| n == "ok") && names.iter().any(|n| n == "read_file"), "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("bulky")), "{names:?}");
+    let refused = tool_results(&reqs[1]).pop().unwrap();
+    assert!(
+        refused.starts_with("error (not-found): the tool 'bulky_one' is not available in this session"),
+        "{refused}"
+    );
 }

@@ -98,7 +98,11 @@ impl<'a> Agent<'a> {
         cfg: AgentConfig,
         continue_note: Option<String>,
     ) -> Self {
-        tokens::warm_up();
+        // Exact counts only matter against a budget; without a known window the estimate is
+        // enough and the tokenizer (and its memory) is not loaded until an overflow names one.
+        if cfg.window.is_some() {
+            tokens::warm_up();
+        }
         let costs: Vec<schemas::ToolCost> = tools
             .registry
             .tools()

@@ -88,10 +88,15 @@ fn is_heading(line: &str) -> bool {
     (1..=6).contains(&hashes) && line[hashes..].starts_with([' ', '\t'])
 }
 
+/// What an entry costs, by the fast estimate: the budgets are soft, and choosing the notes
+/// must not wait for the tokenizer to load.
+pub fn cost(e: &Entry) -> u32 {
+    tokens::approx(&e.text) + tokens::PER_MESSAGE
+}
+
 /// The entries to show for `task`: bootstrap entries in file order within their budget,
 /// then the best BM25 matches within theirs.
 pub fn select<'a>(entries: &'a [Entry], task: &str) -> Vec<&'a Entry> {
-    let cost = |e: &Entry| tokens::exact(&e.text) + tokens::PER_MESSAGE;
     let mut out = Vec::new();
     let mut used = 0;
     for e in entries.iter().filter(|e| e.bootstrap) {
@@ -207,11 +212,11 @@ Deploys go through docker compose.
         }
         let e = parse(&file);
         let chosen = select(&e, "parser");
-        let boot: u32 = chosen.iter().filter(|e| e.bootstrap).map(|e| tokens::exact(&e.text) + 4).sum();
+        let boot: u32 = chosen.iter().filter(|e| e.bootstrap).map(|e| cost(e)).sum();
         let rel: Vec<_> = chosen.iter().filter(|e| !e.bootstrap).collect();
         assert!(boot <= BOOTSTRAP_TOKENS && boot > BOOTSTRAP_TOKENS / 2, "{boot}");
         assert!(!rel.is_empty() && rel.len() <= RELEVANT_MAX);
-        let relt: u32 = rel.iter().map(|e| tokens::exact(&e.text) + 4).sum();
+        let relt: u32 = rel.iter().map(|e| cost(e)).sum();
         assert!(relt <= RELEVANT_TOKENS, "{relt}");
         let full = render(&file, "", true).unwrap();
         assert!(full.chars().count() <= FULL_MAX_CHARS + 300, "{}", full.len());

@@ -33,7 +33,8 @@ pub struct Collapsed {
 /// message or the last snapshot recap, whichever is later.
 pub fn scope_start(t: &Transcript, checkpoint: Option<u64>, before: usize) -> Result<usize, String> {
     match checkpoint {
-        Some(id) => t.position(id).filter(|&i| i < before).ok_or_else(|| {
+        // A checkpoint set by the reply now running leaves an empty scope, not a lost one.
+        Some(id) => t.position(id).map(|i| i.min(before)).ok_or_else(|| {
             "the checkpoint's turn is no longer in the conversation (compaction removed it). Call snapshot \
              cancel, then restore without a checkpoint to collapse back to the last message from the person"
                 .to_string()
@@ -197,6 +198,12 @@ mod tests {
         let end = t.len();
         assert_eq!(scope_start(&t, None, end).unwrap(), 5, "after the snapshot recap");
         assert!(scope_start(&t, Some(9999), end).unwrap_err().contains("no longer in the conversation"));
+        let current = t.entries()[end - 2].id;
+        assert_eq!(
+            scope_start(&t, Some(current), end - 2).unwrap(),
+            end - 2,
+            "saved and restored in one reply"
+        );
         assert!(collapse(&mut t, 5, 5, "x", "y").unwrap_err().contains("nothing to collapse"));
     }
 

@@ -2,6 +2,10 @@
 //! recap in their place. Rung 4 scores turns and drops the less important half (never the
 //! person's messages); rung 5 drops everything between the person's latest message and the
 //! last two turns.
+//!
+//! Rung 5 keeps the person's latest message although the ladder's description drops "the
+//! whole middle": on a small window it is short, and a model that has lost its task cannot
+//! get it back from a recap written under a 512-token cap.
 
 use super::{Aids, KEEP_TURNS, KEEP_TURNS_DROP, Summarizer};
 use crate::context::recap;

@@ -9,6 +9,14 @@
 //! truncation of every message at bounded lengths. The proactive pass uses 1-3; a refused
 //! request uses them all. A rung whose result breaks the pairing of calls and results is
 //! discarded, and whatever the rungs achieved is committed even when the budget is not met.
+//!
+//! Choices for small windows (16K and less), where the seed left room: the proactive pass runs
+//! before almost every call on such a window, so it may only use rungs that lose nothing the
+//! model cannot fetch again (every stub names the file or pattern to re-read); turns are only
+//! dropped when the provider has actually refused. Rung 2 keeps the last two turns whole
+//! because the model is usually still acting on them; rung 4 protects three, since it loses
+//! more. Recaps are assistant messages that begin with a marker saying they are a record,
+//! not instructions, so a small model does not take a summary of its own past as new orders.
 
 mod drop;
 mod emergency;
