@@ -95,12 +95,6 @@ impl Budget {
         self.budget_estimate().map_or(shrunk, |b| shrunk.min(b))
     }
 
-    /// Whether a prompt of `estimate` tokens certainly does not fit the window, leaving no
-    /// room for even a short reply.
-    pub fn cannot_fit(&self, estimate: u64) -> bool {
-        self.window.is_some_and(|w| self.to_provider(estimate) + MIN_REPLY_TOKENS > w)
-    }
-
     /// The reply cap for a prompt of `estimate` tokens: the user's cap, lowered to what is
     /// left of the window. None when fewer than [`MIN_REPLY_TOKENS`] are left.
     pub fn reply_cap(&self, estimate: u64) -> Option<u32> {
@@ -169,7 +163,6 @@ mod tests {
         assert_eq!(b.recovery_cap(10_000), Some(2048));
         assert_eq!(b.reactive_target(20_000), 12_697);
         assert_eq!(b.reactive_target(10_000), 8_500);
-        assert!(b.cannot_fit(16_369) && !b.cannot_fit(16_368));
     }
 
     #[test]
