@@ -1,5 +1,5 @@
 //! Runtime benchmarks: `cargo bench --bench runtime [-- SECTION...]`, where a SECTION is
-//! `inproc`, `tools`, `read`, `grep`, `agent`, `skills` (default: these six) or `examples`. Prints a markdown table of the
+//! `inproc`, `tools`, `read`, `grep`, `agent`, `skills`, `context` (default: these seven) or `examples`. Prints a markdown table of the
 //! median, p90, min and max of repeated runs; BENCHMARKS.md has the figures and their reading.
 //!
 //! Cargo builds the release `corral` binary before it runs a bench (CARGO_BIN_EXE_corral);
@@ -11,6 +11,8 @@
 mod agent;
 #[path = "runtime/cli.rs"]
 mod cli;
+#[path = "runtime/context.rs"]
+mod context;
 #[path = "runtime/examples.rs"]
 mod examples;
 #[path = "runtime/fixtures.rs"]
@@ -26,7 +28,7 @@ mod support;
 
 use std::process::ExitCode;
 
-const SECTIONS: [&str; 7] = ["inproc", "tools", "read", "grep", "agent", "skills", "examples"];
+const SECTIONS: [&str; 8] = ["inproc", "tools", "read", "grep", "agent", "skills", "context", "examples"];
 
 fn main() -> ExitCode {
     // cargo passes `--bench`; other arguments choose sections.
@@ -53,6 +55,14 @@ fn main() -> ExitCode {
     if wanted("examples") {
         eprintln!("example plugins (Rust, Python, JavaScript, C)...");
         table.add("examples", examples::rows());
+    }
+    if wanted("context") {
+        eprintln!("context: estimate and compact a 200,000-token transcript...");
+        let ctx = context::rows().map(|(rows, notes)| {
+            table.notes.extend(notes);
+            rows
+        });
+        table.add("context", ctx);
     }
     match cli::Corral::new() {
         Err(e) => table.add("binary", Err(e)),

@@ -22,6 +22,8 @@ const BUILTINS: &[(&str, &str)] = &[
     ("question", "question"),
     ("fetch-url", "fetch_url"),
     ("web-search", "web_search"),
+    ("snapshot", "snapshot"),
+    ("memory-write", "memory_write"),
 ];
 
 /// (package, component file stem) of the server that makes a `SKILL.md` folder a skill.

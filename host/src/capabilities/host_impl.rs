@@ -174,6 +174,37 @@ impl wit_ctx::Host for PluginCtx {
         self.paused.add(started.elapsed());
         answer
     }
+
+    async fn snapshot_save(&mut self, label: String) -> Result<(), String> {
+        self.session.snapshot.save(&label)
+    }
+
+    async fn snapshot_restore(
+        &mut self,
+        label: Option<String>,
+        summary: String,
+        force: bool,
+    ) -> Result<(), String> {
+        self.session.snapshot.restore(label.as_deref(), &summary, force)
+    }
+
+    async fn snapshot_cancel(&mut self) -> Result<String, String> {
+        self.session.snapshot.cancel()
+    }
+
+    async fn snapshot_status(&mut self) -> wit_ctx::SnapshotState {
+        let s = self.session.snapshot.status();
+        wit_ctx::SnapshotState {
+            checkpoint: s.checkpoint,
+            dirty: s.dirty,
+            restores: s.restores,
+            completed: s.completed,
+        }
+    }
+
+    async fn memory_append(&mut self, entry: String) -> Result<u64, String> {
+        super::context::memory_append(&self.session.roots.workspace().dir, &entry)
+    }
 }
 
 impl host_info::Host for PluginCtx {

@@ -1,7 +1,7 @@
 //! CI mode's audit log: one JSON line per model call and per tool call (time, tool, plugin
 //! sha256, a digest of the arguments, outcome, bytes, duration), written as they happen.
 
-use crate::agent::{CallOutcome, Observer, TaskResult};
+use crate::agent::{CallOutcome, Compaction, Observer, TaskResult};
 use crate::llm::{Event, Response, ToolCall};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -149,6 +149,15 @@ impl Observer for Audit<'_> {
 
     fn notice(&mut self, text: &str) {
         self.inner.notice(text);
+    }
+
+    fn compaction(&mut self, c: &Compaction) {
+        let mut v = serde_json::to_value(c).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut v {
+            map.insert("type".into(), json!("compaction"));
+        }
+        self.line(v);
+        self.inner.compaction(c);
     }
 }
 

@@ -129,6 +129,12 @@ pub struct GlobalArgs {
     /// Where CI mode writes its audit log [default: .corral/audit.jsonl]
     #[arg(long, global = true, value_name = "PATH", help_heading = "Agent")]
     pub audit_log: Option<String>,
+    /// Summarise the work every 10 turns, for recaps when compaction drops turns
+    #[arg(long, global = true, help_heading = "Agent")]
+    pub proactive_summaries: bool,
+    /// Show all of .corral/memory/MEMORY.md (bounded) instead of the entries relevant to the task
+    #[arg(long, global = true, help_heading = "Agent")]
+    pub memory_full: bool,
 
     /// Print only the final answer
     #[arg(short, long, global = true, help_heading = "Output")]

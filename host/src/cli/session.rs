@@ -115,14 +115,24 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         prompt =
             prompt.with_skills(env.skills.all().iter().map(|k| (k.name.as_str(), k.description.as_str())));
     }
+    let window = match s.model.max_context_tokens {
+        Some(n) => Some(n),
+        None => client.context_window().await,
+    };
     let cfg = AgentConfig {
         max_turns: s.agent.max_turns,
         max_output_tokens: s.model.max_output_tokens,
         temperature: s.model.temperature,
         history: s.agent.history,
         continue_file: s.agent.continue_file,
+        window,
+        proactive_summaries: s.agent.proactive_summaries,
+        memory_full: s.agent.memory_full,
     };
     let mut agent = Agent::new(&client, toolbox, prompt, cfg, continue_note);
+    for n in agent.startup_notes() {
+        warn(n.clone());
+    }
     let interrupt = agent.interrupt.clone();
     let ctrl_c = tokio::spawn(async move {
         while tokio::signal::ctrl_c().await.is_ok() {

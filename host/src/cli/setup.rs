@@ -76,6 +76,8 @@ pub fn flag_layer(g: &GlobalArgs, cwd: &Path) -> Flags {
         .switch("agent.instructions", "--no-instructions", g.no_instructions, false)
         .opt("agent.system_prompt", "--system-prompt", g.system_prompt.clone())
         .opt("agent.audit_log", "--audit-log", g.audit_log.clone())
+        .switch("agent.proactive_summaries", "--proactive-summaries", g.proactive_summaries, true)
+        .switch("agent.memory_full", "--memory-full", g.memory_full, true)
         .switch("output.quiet", "--quiet", g.quiet, true)
         .opt("output.format", "--output-format", g.output_format.clone())
         .opt("output.color", "--color", g.color.clone())
@@ -225,6 +227,8 @@ mod tests {
             "be brief",
             "--audit-log",
             "audit.jsonl",
+            "--proactive-summaries",
+            "--memory-full",
             "-q",
             "--output-format",
             "json",
@@ -244,6 +248,7 @@ mod tests {
         assert_eq!(s.extra_plugins, vec![PathBuf::from("/cwd/p.wasm")]);
         assert!(!s.read_guard && !s.model.stream && !s.agent.history && !s.agent.continue_file);
         assert!(!s.agent.instructions && s.output.quiet && s.output.verbose);
+        assert!(s.agent.proactive_summaries && s.agent.memory_full);
         assert_eq!(s.model.temperature, Some(0.5));
         assert_eq!(s.output.format, config::OutputFormat::Json);
         assert_eq!(s.output.color, config::ColorChoice::Always);

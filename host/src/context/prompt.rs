@@ -21,6 +21,8 @@ changes to existing files you have not read in this session.
 - Use grep and list_files to find things instead of guessing paths.
 - For work with several steps, keep a plan with the todo tool and mark items done as you go.
 - Use think to reason through a hard problem before acting; your thinking notes are kept for you.
+- Context is limited: after reading through many files, call snapshot restore with a summary of what \
+you learned; the reads are replaced by your summary. Save lasting project facts with memory_write.
 - Paths are relative to the workspace root unless absolute.
 - When a tool returns an error, read it: it says what to fix. Do not repeat a failing call unchanged.
 - Your final answer (a reply with no tool calls) ends the task: make it a brief summary of the result.";
