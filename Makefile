@@ -1,7 +1,7 @@
 # corral's everyday commands. `make test` is what CI runs.
 CARGO ?= cargo
 
-.PHONY: build test test-host test-plugins lint bench plugins install clean
+.PHONY: build test test-host test-plugins lint bench plugins examples install clean
 
 ## Build the release binary (the built-in plugins are compiled and embedded by host/build.rs).
 build:
@@ -35,6 +35,11 @@ bench:
 ## The built-in plugins alone, as .wasm files in plugins/target.
 plugins:
 	$(CARGO) build --release --target wasm32-wasip2 --manifest-path plugins/Cargo.toml
+
+## The example plugins in Rust, Python, JavaScript and C, as .wasm files in target/examples
+## (installs componentize-py, componentize-js and clang/wasi-libc on first use).
+examples: build
+	CORRAL=target/release/corral plugins/examples/build.sh all
 
 install:
 	$(CARGO) install --path host

@@ -1,5 +1,5 @@
 //! Runtime benchmarks: `cargo bench --bench runtime [-- SECTION...]`, where a SECTION is
-//! `inproc`, `tools`, `read`, `grep` or `agent` (default: all). Prints a markdown table of the
+//! `inproc`, `tools`, `read`, `grep`, `agent`, `skills`, `context` (default: these seven) or `examples`. Prints a markdown table of the
 //! median, p90, min and max of repeated runs; BENCHMARKS.md has the figures and their reading.
 //!
 //! Cargo builds the release `corral` binary before it runs a bench (CARGO_BIN_EXE_corral);
@@ -11,18 +11,24 @@
 mod agent;
 #[path = "runtime/cli.rs"]
 mod cli;
+#[path = "runtime/context.rs"]
+mod context;
+#[path = "runtime/examples.rs"]
+mod examples;
 #[path = "runtime/fixtures.rs"]
 mod fixtures;
 #[path = "runtime/inproc.rs"]
 mod inproc;
 #[path = "runtime/report.rs"]
 mod report;
+#[path = "runtime/skills.rs"]
+mod skills;
 #[path = "../tests/support/mod.rs"]
 mod support;
 
 use std::process::ExitCode;
 
-const SECTIONS: [&str; 5] = ["inproc", "tools", "read", "grep", "agent"];
+const SECTIONS: [&str; 8] = ["inproc", "tools", "read", "grep", "agent", "skills", "context", "examples"];
 
 fn main() -> ExitCode {
     // cargo passes `--bench`; other arguments choose sections.
@@ -31,11 +37,32 @@ fn main() -> ExitCode {
         eprintln!("unknown section '{bad}': choose among {}", SECTIONS.join(", "));
         return ExitCode::from(2);
     }
-    let wanted = |s: &str| only.is_empty() || only.iter().any(|o| o == s);
+    // The examples section builds four guest toolchains' components: only when asked for.
+    let wanted = |s: &str| (only.is_empty() && s != "examples") || only.iter().any(|o| o == s);
     let mut table = report::Table::default();
     if wanted("inproc") {
         eprintln!("in-process calls...");
         table.add("inproc", inproc::rows());
+    }
+    if wanted("skills") {
+        eprintln!("skills: loads and calls in-process...");
+        let skills = skills::rows().map(|(rows, notes)| {
+            table.notes.extend(notes);
+            rows
+        });
+        table.add("skills", skills);
+    }
+    if wanted("examples") {
+        eprintln!("example plugins (Rust, Python, JavaScript, C)...");
+        table.add("examples", examples::rows());
+    }
+    if wanted("context") {
+        eprintln!("context: estimate and compact a 200,000-token transcript...");
+        let ctx = context::rows().map(|(rows, notes)| {
+            table.notes.extend(notes);
+            rows
+        });
+        table.add("context", ctx);
     }
     match cli::Corral::new() {
         Err(e) => table.add("binary", Err(e)),

@@ -1,6 +1,7 @@
 //! Builds the built-in plugins (the `plugins/` workspace) for wasm32-wasip2 and writes
 //! `builtins.rs`, which embeds each component with its SHA-256, so `cargo build` alone
-//! gives one self-contained binary.
+//! gives one self-contained binary. The skills shipped in `skills/` are embedded the same
+//! way: component skills built with the plugins, `SKILL.md` folders file by file.
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -20,7 +21,17 @@ const BUILTINS: &[(&str, &str)] = &[
     ("todo", "todo"),
     ("question", "question"),
     ("run-command", "run_command"),
+    ("fetch-url", "fetch_url"),
+    ("web-search", "web_search"),
+    ("snapshot", "snapshot"),
+    ("memory-write", "memory_write"),
 ];
+
+/// (package, component file stem) of the server that makes a `SKILL.md` folder a skill.
+const SKILL_SERVER: (&str, &str) = ("skill-folder", "skill_folder");
+
+/// (package, component file stem) of every component skill shipped in `skills/`.
+const SHIPPED_SKILLS: &[(&str, &str)] = &[("markdown-docs", "markdown_docs")];
 
 fn main() {
     let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
@@ -29,13 +40,13 @@ fn main() {
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     println!("cargo:rerun-if-changed={}", plugins.join("Cargo.toml").display());
     println!("cargo:rerun-if-changed={}", plugins.join("Cargo.lock").display());
-    for dir in
-        ["sdk", "fstools", "agenttools", "cmdtools"].iter().copied().chain(BUILTINS.iter().map(|(p, _)| *p))
-    {
+    let plugin_dirs = ["sdk", "fstools", "agenttools", "webtools", "cmdtools", SKILL_SERVER.0];
+    for dir in plugin_dirs.iter().copied().chain(BUILTINS.iter().map(|(p, _)| *p)) {
         println!("cargo:rerun-if-changed={}", plugins.join(dir).join("src").display());
         println!("cargo:rerun-if-changed={}", plugins.join(dir).join("Cargo.toml").display());
     }
     println!("cargo:rerun-if-changed={}", repo.join("wit").display());
+    println!("cargo:rerun-if-changed={}", repo.join("skills").display());
     println!("cargo:rerun-if-env-changed=CORRAL_PLUGINS_TARGET_DIR");
 
     ensure_wasm_target();
@@ -44,7 +55,7 @@ fn main() {
     cmd.current_dir(&plugins)
         .args(["build", "--release", "--target", "wasm32-wasip2", "--target-dir"])
         .arg(&target_dir);
-    for (pkg, _) in BUILTINS {
+    for (pkg, _) in BUILTINS.iter().chain([&SKILL_SERVER]).chain(SHIPPED_SKILLS) {
         cmd.args(["-p", pkg]);
     }
     // The outer build's settings are for the host, not for wasm.
@@ -67,23 +78,114 @@ fn main() {
     }
 
     let wasm_dir = target_dir.join("wasm32-wasip2").join("release");
-    let mut code = String::from(
-        "/// The built-in plugins embedded at build time: (name, component bytes, sha256 hex).\n\
-         pub static BUILTINS: &[Builtin] = &[\n",
-    );
-    for (_, stem) in BUILTINS {
+    let embed = |stem: &str| -> String {
         let path = wasm_dir.join(format!("{stem}.wasm"));
         let bytes = fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
         let copy = out_dir.join(format!("{stem}.wasm"));
         fs::write(&copy, &bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", copy.display()));
         let sha = hex(&Sha256::digest(&bytes));
-        code.push_str(&format!(
-            "    Builtin {{ name: {stem:?}, bytes: include_bytes!({:?}), sha256: {sha:?} }},\n",
+        format!(
+            "Builtin {{ name: {stem:?}, bytes: include_bytes!({:?}), sha256: {sha:?} }}",
             copy.display().to_string()
+        )
+    };
+    let mut code = String::from(
+        "/// The built-in plugins embedded at build time: (name, component bytes, sha256 hex).\n\
+         pub static BUILTINS: &[Builtin] = &[\n",
+    );
+    for (_, stem) in BUILTINS {
+        code.push_str(&format!("    {},\n", embed(stem)));
+    }
+    code.push_str("];\n");
+    code.push_str(&format!(
+        "/// The component that serves `SKILL.md` folders as skills.\npub static SKILL_SERVER: Builtin = {};\n",
+        embed(SKILL_SERVER.1)
+    ));
+    code.push_str(
+        "/// The component skills shipped with corral.\npub static SHIPPED_SKILLS: &[Builtin] = &[\n",
+    );
+    for (_, stem) in SHIPPED_SKILLS {
+        code.push_str(&format!("    {},\n", embed(stem)));
+    }
+    code.push_str("];\n");
+    code.push_str(&shipped_folders(&repo.join("skills")));
+    fs::write(out_dir.join("builtins.rs"), code).expect("cannot write builtins.rs");
+    write_wit_files(&repo.join("wit"), &out_dir);
+}
+
+/// The `SKILL.md` folders directly under `skills/`, every file embedded (dot entries
+/// skipped), each folder with a SHA-256 over its paths and contents.
+fn shipped_folders(skills: &Path) -> String {
+    let mut dirs: Vec<PathBuf> = fs::read_dir(skills)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    dirs.retain(|d| d.join("SKILL.md").is_file());
+    dirs.sort();
+    let mut code = String::from(
+        "/// The `SKILL.md` folders shipped with corral, file by file.\npub static SHIPPED_FOLDERS: &[ShippedFolder] = &[\n",
+    );
+    for dir in dirs {
+        let name = dir.file_name().expect("a folder has a name").to_string_lossy().into_owned();
+        let mut files = Vec::new();
+        collect_files(&dir, "", &mut files);
+        files.sort();
+        let mut digest = Sha256::new();
+        let mut entries = String::new();
+        for (rel, abs) in &files {
+            let bytes = fs::read(abs).unwrap_or_else(|e| panic!("cannot read {}: {e}", abs.display()));
+            digest.update(rel.as_bytes());
+            digest.update([0]);
+            digest.update((bytes.len() as u64).to_le_bytes());
+            digest.update(&bytes);
+            entries.push_str(&format!(
+                "        ShippedFile {{ path: {rel:?}, bytes: include_bytes!({:?}) }},\n",
+                abs.display().to_string()
+            ));
+        }
+        code.push_str(&format!(
+            "    ShippedFolder {{ name: {name:?}, sha256: {:?}, files: &[\n{entries}    ] }},\n",
+            hex(&digest.finalize())
         ));
     }
     code.push_str("];\n");
-    fs::write(out_dir.join("builtins.rs"), code).expect("cannot write builtins.rs");
+    code
+}
+
+fn collect_files(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) {
+    let entries = fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()));
+    for e in entries.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let rel = if prefix.is_empty() { name } else { format!("{prefix}/{name}") };
+        let path = e.path();
+        if path.is_dir() {
+            collect_files(&path, &rel, out);
+        } else if path.is_file() {
+            out.push((rel, path));
+        }
+    }
+}
+
+/// Writes `wit_files.rs`: every `*.wit` file of the contract, by file name, so that
+/// `corral plugin wit` hands authors exactly the WIT this binary was built against.
+fn write_wit_files(wit_dir: &Path, out_dir: &Path) {
+    let mut files: Vec<PathBuf> = fs::read_dir(wit_dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", wit_dir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "wit") && p.is_file())
+        .collect();
+    files.sort();
+    let mut code = String::from(
+        "/// The contract's WIT files: (file name, text).\npub static WIT_FILES: &[(&str, &str)] = &[\n",
+    );
+    for path in files {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        code.push_str(&format!("    ({name:?}, include_str!({:?})),\n", path.display().to_string()));
+    }
+    code.push_str("];\n");
+    fs::write(out_dir.join("wit_files.rs"), code).expect("cannot write wit_files.rs");
 }
 
 /// Installs the wasm32-wasip2 standard library through rustup when the toolchain lacks it,

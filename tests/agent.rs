@@ -463,43 +463,9 @@ fn ctrl_c_stops_the_session_with_130_and_leaves_a_note() {
     assert!(note.contains("interrupted") && note.contains("summarise hello.txt"), "{note}");
 }
 
-/// Runs the interactive session in a pseudo-terminal (util-linux `script`), typing `lines`,
-/// and returns everything the terminal showed.
+/// Runs the interactive session against `server`, typing `lines`; returns the terminal's text.
 fn repl(sb: &Sandbox, server: &ModelServer, lines: &[&str]) -> String {
-    use std::io::Write;
-    let cmd = format!(
-        "{} --base-url {} --model test-model --color never",
-        env!("CARGO_BIN_EXE_corral"),
-        server.url()
-    );
-    let mut child = std::process::Command::new("script")
-        .args(["-qfec", &cmd, "/dev/null"])
-        .current_dir(&sb.ws)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", sb.tmp.path().join("home"))
-        .env("CORRAL_CONFIG_DIR", &sb.config)
-        .env("CORRAL_CACHE_DIR", Sandbox::cache_dir())
-        .env("CORRAL_RETRY_BASE_MS", "10")
-        .env("TERM", "dumb")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run script(1)");
-    let mut stdin = child.stdin.take().unwrap();
-    for l in lines {
-        std::thread::sleep(std::time::Duration::from_millis(500));
-        stdin.write_all(l.as_bytes()).unwrap();
-        if !l.starts_with('\x03') {
-            stdin.write_all(b"\r").unwrap();
-        }
-        stdin.flush().unwrap();
-    }
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    sb.repl(&server.url(), &[], lines)
 }
 
 #[test]

@@ -1,11 +1,13 @@
 //! corral: a coding-agent host whose tools are sandboxed WebAssembly components.
-//! Modules follow the data flow: cli -> config -> agent -> llm / runtime -> capabilities.
+//! Modules follow the data flow: cli -> config -> agent -> llm / context / runtime -> capabilities.
 
 pub mod agent;
+pub mod authoring;
 pub mod builtins;
 pub mod capabilities;
 pub mod cli;
 pub mod config;
+pub mod context;
 pub mod llm;
 pub mod runtime;
 pub mod wit;

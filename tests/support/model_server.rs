@@ -63,9 +63,57 @@ pub enum Step {
     CutStream(Reply),
     /// The flavor's real context-overflow error (limit 8192).
     Overflow,
+    /// A real server's context-overflow error naming the window `limit` and the prompt size
+    /// `prompt` it counted (llama.cpp's names them in extra fields only).
+    OverflowAs { server: OverflowServer, limit: u64, prompt: u64 },
     /// Waits, then does the inner step.
     Delay(Duration, Box<Step>),
 }
+
+/// Whose overflow error to send, with its exact body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OverflowServer {
+    /// OpenAI: 400, `context_length_exceeded`, "This model's maximum context length is N tokens".
+    OpenAi,
+    /// Anthropic: 400, `invalid_request_error`, "prompt is too long: N tokens > M maximum".
+    Anthropic,
+    /// vLLM's OpenAI-compatible server: 400, "... (N in the messages, M in the completion)".
+    Vllm,
+    /// llama.cpp's server: 400, `exceed_context_size_error` with `n_prompt_tokens` and `n_ctx`.
+    LlamaCpp,
+}
+
+impl OverflowServer {
+    /// The error body this server sends.
+    pub fn body(self, limit: u64, prompt: u64) -> Value {
+        match self {
+            OverflowServer::OpenAi => json!({"error": {
+                "message": format!("This model's maximum context length is {limit} tokens. However, your messages \
+                                    resulted in {prompt} tokens. Please reduce the length of the messages."),
+                "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded",
+            }}),
+            OverflowServer::Anthropic => json!({"type": "error", "error": {
+                "type": "invalid_request_error",
+                "message": format!("prompt is too long: {prompt} tokens > {limit} maximum"),
+            }}),
+            OverflowServer::Vllm => json!({
+                "object": "error",
+                "message": format!("This model's maximum context length is {limit} tokens. However, you requested \
+                                    {} tokens ({prompt} in the messages, 1000 in the completion). Please reduce the \
+                                    length of the messages or completion.", prompt + 1000),
+                "type": "BadRequestError", "param": null, "code": 400,
+            }),
+            OverflowServer::LlamaCpp => json!({"error": {
+                "code": 400, "message": "the request exceeds the available context size, try increasing it",
+                "type": "exceed_context_size_error", "n_prompt_tokens": prompt, "n_ctx": limit,
+            }}),
+        }
+    }
+}
+
+/// The start of the system prompt of corral's summary requests (recaps, checkpoint summaries
+/// and their merges); requests that start so are answered from the summary script.
+pub const SUMMARY_SYSTEM_PREFIXES: [&str; 2] = ["You write short factual recaps", "You merge recaps"];
 
 /// A completion request as received.
 #[derive(Debug, Clone)]
@@ -93,8 +141,23 @@ impl Captured {
 #[derive(Default)]
 struct State {
     script: VecDeque<Step>,
+    /// Steps for summary requests, when set; see [`ModelServer::set_summaries`].
+    summaries: Option<VecDeque<Step>>,
     requests: Vec<Captured>,
+    summary_requests: Vec<Captured>,
     window: Option<u64>,
+}
+
+/// The system prompt of a request body in either wire format.
+pub fn system_of(body: &Value) -> String {
+    match body.get("system") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None if body["messages"][0]["role"] == "system" => {
+            body["messages"][0]["content"].as_str().unwrap_or_default().to_string()
+        }
+        None => String::new(),
+    }
 }
 
 struct Shared {
@@ -152,6 +215,18 @@ impl ModelServer {
         self.state().window = Some(n);
     }
 
+    /// Answers corral's summary requests (system prompt starting with one of
+    /// [`SUMMARY_SYSTEM_PREFIXES`]) from `steps` instead of the main script; once they are
+    /// used up, summary requests get a 400 error (which corral does not retry).
+    pub fn set_summaries(&self, steps: Vec<Step>) {
+        self.state().summaries = Some(steps.into());
+    }
+
+    /// The summary requests received so far, in order.
+    pub fn summary_requests(&self) -> Vec<Captured> {
+        self.state().summary_requests.clone()
+    }
+
     /// Script steps not used yet.
     pub fn remaining(&self) -> usize {
         self.state().script.len()
@@ -197,6 +272,26 @@ fn serve(shared: &Shared, mut conn: TcpStream) -> std::io::Result<()> {
     if req.method != "POST" || req.path != completion {
         let body = json!({"error": {"message": format!("no route for {} {}", req.method, req.path)}});
         return respond(&mut conn, 404, &[], body.to_string().as_bytes());
+    }
+    let is_summary = {
+        let sys = system_of(&req.body);
+        SUMMARY_SYSTEM_PREFIXES.iter().any(|p| sys.starts_with(p))
+    };
+    let routed = {
+        let mut st = shared.state.lock().unwrap_or_else(|p| p.into_inner());
+        if is_summary && let Some(q) = st.summaries.as_mut() {
+            let step = q.pop_front();
+            st.summary_requests.push(req.clone());
+            Some(step)
+        } else {
+            None
+        }
+    };
+    if let Some(step) = routed {
+        return match step {
+            Some(step) => run(shared, &mut conn, &req, step),
+            None => respond(&mut conn, 400, &[], br#"{"error":{"message":"no summary scripted"}}"#),
+        };
     }
     let (index, step) = {
         let mut st = shared.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -267,6 +362,9 @@ fn run(shared: &Shared, conn: &mut TcpStream, req: &Captured, step: Step) -> std
                 }}),
             };
             respond(conn, 400, &[], body.to_string().as_bytes())
+        }
+        Step::OverflowAs { server, limit, prompt } => {
+            respond(conn, 400, &[], server.body(limit, prompt).to_string().as_bytes())
         }
         Step::Delay(d, inner) => {
             std::thread::sleep(d);

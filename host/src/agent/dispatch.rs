@@ -1,9 +1,10 @@
 //! Runs the tools the model asked for: parse and check the arguments, invoke the plugin in
 //! its sandbox, and turn every outcome, the model's mistakes included, into a tool message.
 
-use super::schema;
+use super::{schema, use_skill};
 use crate::capabilities::Session;
 use crate::llm::{ToolCall, ToolDef};
+use crate::runtime::skills::{Ctx, SkillSet};
 use crate::runtime::{Limits, Registry, Runtime, ToolError};
 use serde_json::Value;
 use std::sync::Arc;
@@ -12,10 +13,12 @@ use std::time::{Duration, Instant};
 /// The largest file whose before/after text is kept to show an edit as a diff.
 const DIFF_MAX_BYTES: u64 = 1 << 20;
 
-/// What the agent needs to run tools: the runtime, the loaded plugins and the session.
+/// What the agent needs to run tools: the runtime, the loaded plugins and skills, and the
+/// session.
 pub struct Toolbox<'a> {
     pub runtime: &'a Runtime,
     pub registry: &'a Registry,
+    pub skills: &'a SkillSet,
     pub session: &'a Arc<Session>,
     pub limits: Limits,
 }
@@ -91,16 +94,28 @@ pub fn error_text(e: &ToolError) -> String {
 }
 
 impl Toolbox<'_> {
-    /// The tool catalogue as sent to the model.
+    /// The tool catalogue as sent to the model, sorted by name: the plugins' tools, and
+    /// `use_skill` when there are skills.
     pub fn defs(&self) -> Vec<ToolDef> {
-        self.registry
+        let mut defs: Vec<ToolDef> = self
+            .registry
             .tools()
             .map(|(t, _)| ToolDef {
                 name: t.name.clone(),
                 description: t.description.clone(),
                 parameters: t.schema.clone(),
             })
-            .collect()
+            .collect();
+        if self.offers_skills() {
+            defs.push(use_skill::def(self.skills));
+            defs.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        defs
+    }
+
+    /// Whether `use_skill` is offered: there are skills, and no plugin took the name.
+    pub fn offers_skills(&self) -> bool {
+        !self.skills.is_empty() && self.registry.tool(use_skill::NAME).is_none()
     }
 
     /// Whether `name` is a tool that never changes anything.
@@ -110,6 +125,10 @@ impl Toolbox<'_> {
 
     /// Runs one call. Never fails: every problem becomes an error message for the model.
     pub async fn call(&self, call: &ToolCall) -> CallOutcome {
+        if call.name == use_skill::NAME && self.offers_skills() {
+            let ctx = Ctx { runtime: self.runtime, session: self.session, limits: &self.limits };
+            return use_skill::call(self.skills, ctx, &call.arguments).await;
+        }
         let Some((spec, plugin)) = self.registry.tool(&call.name) else {
             return CallOutcome::refused(self.unknown_tool(&call.name));
         };
@@ -167,7 +186,7 @@ impl Toolbox<'_> {
     fn unknown_tool(&self, name: &str) -> String {
         let shown: String = name.chars().take(80).collect();
         let near = self.registry.closest(name, 3);
-        let all: Vec<&str> = self.registry.tools().map(|(t, _)| t.name.as_str()).collect();
+        let all: Vec<String> = self.defs().into_iter().map(|d| d.name).collect();
         let mut s = format!("error (not-found): there is no tool named '{shown}'.");
         if !near.is_empty() {
             s.push_str(&format!(" Did you mean {}?", near.join(" or ")));

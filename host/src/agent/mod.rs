@@ -1,20 +1,30 @@
 //! The agent loop: build the request, call the model, run the tools it asks for, record the
 //! results, and repeat until it answers, the turn limit is reached, or the person interrupts.
 
+mod batch;
 pub mod dispatch;
 pub mod history;
+mod manage;
+mod model;
 pub mod observer;
-pub mod prompt;
-pub mod resume;
+mod outcome;
 pub mod schema;
+pub mod use_skill;
 
+/// The system prompt and continue-here notes moved to `context`; kept here for old paths.
+pub use crate::context::{prompt, resume};
 pub use dispatch::{CallOutcome, FileChange, Toolbox};
-pub use observer::{Interrupt, Observer, Quiet};
+pub use manage::ContextStatus;
+pub use observer::{Compaction, CompactionKind, Interrupt, Observer, Quiet};
+pub use outcome::{Outcome, Stats, TaskResult};
 
 use crate::capabilities::context::unfinished_items;
-use crate::llm::{Client, FinishReason, Message, Request, ToolDef, Usage};
+use crate::context::recap::Checkpoints;
+use crate::context::snapshot::Streak;
+use crate::context::{Budget, Transcript, memory, schemas, tokens};
+use crate::llm::{Client, FinishReason, Message, ToolDef, Usage};
 use prompt::StaticParts;
-use serde::Serialize;
+use std::collections::BTreeSet;
 
 /// Turns without the todo tool, while items are open, before a reminder.
 const TODO_REMINDER_AFTER: u32 = 3;
@@ -29,64 +39,37 @@ pub struct AgentConfig {
     pub history: bool,
     /// Write `.corral/continue.md` when a task ends unfinished.
     pub continue_file: bool,
-}
-
-/// How a task ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The model gave its final answer.
-    Done,
-    /// The turn limit was reached first.
-    MaxTurns,
-    /// The person pressed Ctrl-C.
-    Interrupted,
-    /// The provider failed for good, or the model could not be brought back on track.
-    Error,
-}
-
-impl Outcome {
-    /// The documented process exit code.
-    pub fn exit_code(&self) -> i32 {
-        match self {
-            Outcome::Done => 0,
-            Outcome::Error => 1,
-            Outcome::MaxTurns => 2,
-            Outcome::Interrupted => 130,
-        }
-    }
-}
-
-/// Counters for one task (or, in the REPL, the session).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Stats {
-    pub turns: u32,
-    pub llm_calls: u32,
-    pub tool_calls: u32,
-    pub tool_errors: u32,
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
-
-/// The end of one task.
-#[derive(Debug, Clone, Serialize)]
-pub struct TaskResult {
-    pub outcome: Outcome,
-    /// The final answer (for `Done`), or the last text the model wrote.
-    pub answer: String,
-    /// What went wrong, for `Error`.
-    pub error: Option<String>,
-    pub stats: Stats,
+    /// The model's context window in tokens, when known (`--max-context-tokens`, or the
+    /// server's model list). Unknown: nothing is compacted until the provider refuses.
+    pub window: Option<u64>,
+    /// Summarise every 10 turns, for recaps when turns are dropped (`--proactive-summaries`).
+    pub proactive_summaries: bool,
+    /// Show all of MEMORY.md instead of a budgeted selection (`--memory-full`).
+    pub memory_full: bool,
 }
 
 /// One conversation with the model over the session's tools.
 pub struct Agent<'a> {
     llm: &'a Client,
     tools: Toolbox<'a>,
+    /// The tools offered to the model.
     defs: Vec<ToolDef>,
+    /// Tools left out because their schemas did not fit the window.
+    hidden: BTreeSet<String>,
+    /// What the offered schemas cost.
+    tool_cost: tokens::Count,
+    /// Warnings from start-up for the person (the tool-schema budget).
+    notes: Vec<String>,
     prompt: StaticParts,
     cfg: AgentConfig,
-    transcript: Vec<Message>,
+    transcript: Transcript,
+    budget: Budget,
+    checkpoints: Checkpoints,
+    streak: Streak,
+    /// The memory block for the current task.
+    memory: Option<String>,
+    /// The last system prompt and its cost.
+    system_cost: (String, tokens::Count),
     /// The previous session's continue-here note, shown until this session ends.
     continue_note: Option<String>,
     continue_consumed: bool,
@@ -105,6 +88,9 @@ pub fn now_stamp() -> String {
     jiff::Zoned::now().strftime("%Y-%m-%d %H:%M:%S").to_string()
 }
 
+/// How a turn loop stopped early: the outcome and the error, if any.
+type Stop = (Outcome, Option<String>);
+
 impl<'a> Agent<'a> {
     pub fn new(
         llm: &'a Client,
@@ -113,14 +99,44 @@ impl<'a> Agent<'a> {
         cfg: AgentConfig,
         continue_note: Option<String>,
     ) -> Self {
-        let defs = tools.defs();
+        // Exact counts only matter against a budget; without a known window the estimate is
+        // enough and the tokenizer (and its memory) is not loaded until an overflow names one.
+        if cfg.window.is_some() {
+            tokens::warm_up();
+        }
+        let costs: Vec<schemas::ToolCost> = tools
+            .registry
+            .tools()
+            .map(|(t, p)| schemas::ToolCost {
+                name: t.name.clone(),
+                plugin: p.info.name.clone(),
+                builtin: p.info.origin == crate::runtime::registry::Origin::Builtin,
+                def: ToolDef {
+                    name: t.name.clone(),
+                    description: t.description.clone(),
+                    parameters: t.schema.clone(),
+                },
+            })
+            .collect();
+        let plan = schemas::plan(&costs, cfg.window);
+        let hidden: BTreeSet<String> = plan.left_out.iter().cloned().collect();
+        let defs: Vec<ToolDef> = tools.defs().into_iter().filter(|d| !hidden.contains(&d.name)).collect();
+        let tool_cost = schemas::cost(&defs);
         Agent {
             llm,
             tools,
             defs,
+            hidden,
+            tool_cost,
+            notes: plan.notes,
             prompt,
+            budget: Budget::new(cfg.window, cfg.max_output_tokens),
+            transcript: Transcript::new(llm.replays_reasoning()),
             cfg,
-            transcript: Vec::new(),
+            checkpoints: Checkpoints::default(),
+            streak: Streak::default(),
+            memory: None,
+            system_cost: (String::new(), tokens::Count::default()),
             continue_note,
             continue_consumed: false,
             today: jiff::Zoned::now().strftime("%Y-%m-%d (%A)").to_string(),
@@ -137,7 +153,7 @@ impl<'a> Agent<'a> {
         &self.tools
     }
 
-    pub fn transcript(&self) -> &[Message] {
+    pub fn transcript(&self) -> &Transcript {
         &self.transcript
     }
 
@@ -145,41 +161,34 @@ impl<'a> Agent<'a> {
         &self.cfg
     }
 
-    /// Forgets the conversation and everything the tools kept (todo, thinking, read guard).
+    /// Warnings from start-up that the person should see.
+    pub fn startup_notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    /// Forgets the conversation and everything kept beside it: todo list, thinking notes,
+    /// snapshots, checkpoint summaries, the read guard.
     pub fn clear(&mut self) {
         self.transcript.clear();
         self.activity.clear();
         self.tools.session.reset();
+        self.checkpoints.clear(self.transcript.next_id());
+        self.streak.reset();
         self.turns_since_todo = 0;
         self.reminder_gap = TODO_REMINDER_AFTER;
         self.last_reminder = None;
     }
 
-    /// The request the next model call would send.
-    pub fn request(&self) -> Request {
-        let sections: Vec<(String, String)> =
-            self.tools.session.sections.all().into_iter().map(|(n, s)| (n, s.body)).collect();
-        Request {
-            system: self.prompt.render(&self.today, &sections, self.continue_note.as_deref()),
-            messages: self.transcript.clone(),
-            tools: self.defs.clone(),
-            max_tokens: self.cfg.max_output_tokens,
-            temperature: self.cfg.temperature,
-        }
-    }
-
     /// Works on `task` until the model answers or the loop has to stop.
     pub async fn run(&mut self, task: &str, obs: &mut dyn Observer) -> TaskResult {
         self.interrupt.reset();
+        self.load_memory(task, obs);
         self.transcript.push(Message::user(task));
+        self.tools.session.snapshot.person_spoke();
+        self.streak.reset();
         let mut stats = Stats::default();
         let result = self.turns(&mut stats, obs).await;
-        self.totals.turns += stats.turns;
-        self.totals.llm_calls += stats.llm_calls;
-        self.totals.tool_calls += stats.tool_calls;
-        self.totals.tool_errors += stats.tool_errors;
-        self.totals.input_tokens += stats.input_tokens;
-        self.totals.output_tokens += stats.output_tokens;
+        self.totals.add(&stats);
         let (outcome, answer, error) = result;
         let ws = &self.tools.session.roots.workspace().dir;
         match outcome {
@@ -215,6 +224,19 @@ impl<'a> Agent<'a> {
         TaskResult { outcome, answer, error, stats }
     }
 
+    /// Chooses the memory notes to show for `task`.
+    fn load_memory(&mut self, task: &str, obs: &mut dyn Observer) {
+        let ws = &self.tools.session.roots.workspace().dir;
+        self.memory = match crate::capabilities::state::read(ws, memory::FILE) {
+            Ok(Some(text)) => memory::render(&text, task, self.cfg.memory_full),
+            Ok(None) => None,
+            Err(e) => {
+                obs.notice(&format!("cannot read .corral/{}: {e}", memory::FILE));
+                None
+            }
+        };
+    }
+
     async fn turns(
         &mut self,
         stats: &mut Stats,
@@ -229,22 +251,16 @@ impl<'a> Agent<'a> {
             }
             self.remind_todo(obs);
             stats.turns += 1;
-            let req = self.request();
-            obs.waiting();
-            stats.llm_calls += 1;
-            let response = {
-                let interrupt = self.interrupt.clone();
-                let mut on_event = |e: crate::llm::Event| obs.event(&e);
-                tokio::select! {
-                    r = self.llm.complete(&req, &mut on_event) => r,
-                    _ = interrupt.wait() => return (Outcome::Interrupted, last_text, None),
-                }
-            };
-            let response = match response {
+            if let Err((o, e)) = self.checkpoint_if_due(stats, obs).await {
+                return (o, last_text, e);
+            }
+            let response = match self.call_model(stats, obs).await {
                 Ok(r) => r,
-                Err(e) => {
-                    obs.model_error(&e.to_string());
-                    return (Outcome::Error, last_text, Some(e.to_string()));
+                Err((o, e)) => {
+                    if let Some(e) = &e {
+                        obs.model_error(e);
+                    }
+                    return (o, last_text, e);
                 }
             };
             self.accepted();
@@ -277,48 +293,11 @@ impl<'a> Agent<'a> {
                 }
                 return (Outcome::Done, response.text, None);
             }
-            self.transcript.push(response.to_message());
-            let mut used_todo = false;
-            for (i, call) in response.tool_calls.iter().enumerate() {
-                obs.tool_start(call);
-                let interrupt = self.interrupt.clone();
-                let outcome = tokio::select! {
-                    o = self.tools.call(call) => o,
-                    _ = interrupt.wait() => {
-                        for c in &response.tool_calls[i..] {
-                            self.transcript.push(Message::Tool {
-                                call_id: c.id.clone(),
-                                name: c.name.clone(),
-                                content: "error (interrupted): the person stopped this call".into(),
-                                is_error: true,
-                            });
-                        }
-                        return (Outcome::Interrupted, last_text, None);
-                    }
-                };
-                stats.tool_calls += 1;
-                if outcome.is_error {
-                    stats.tool_errors += 1;
-                }
-                used_todo |= call.name == "todo";
-                obs.tool_done(call, &outcome);
-                self.activity.push(activity_line(call, &outcome));
-                if self.activity.len() > 50 {
-                    self.activity.drain(..25);
-                }
-                self.transcript.push(Message::Tool {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    content: outcome.content,
-                    is_error: outcome.is_error,
-                });
+            if let Err(o) = self.run_calls(&response, stats, obs).await {
+                return (o, last_text, None);
             }
-            if used_todo {
-                self.turns_since_todo = 0;
-                self.reminder_gap = TODO_REMINDER_AFTER;
-                self.last_reminder = None;
-            } else {
-                self.turns_since_todo += 1;
+            if self.cfg.proactive_summaries {
+                self.checkpoints.tick();
             }
         }
         (Outcome::MaxTurns, last_text, None)
@@ -362,12 +341,4 @@ impl<'a> Agent<'a> {
 fn add_usage(stats: &mut Stats, u: Usage) {
     stats.input_tokens += u.input_tokens;
     stats.output_tokens += u.output_tokens;
-}
-
-/// One line describing a call, for continue.md.
-fn activity_line(call: &crate::llm::ToolCall, outcome: &CallOutcome) -> String {
-    let args: String = call.arguments.chars().take(100).collect();
-    let result = outcome.content.lines().next().unwrap_or("").chars().take(80).collect::<String>();
-    let status = if outcome.is_error { "failed" } else { "ok" };
-    format!("{} {args} -> {status}: {result}", call.name)
 }

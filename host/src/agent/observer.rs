@@ -2,7 +2,9 @@
 //! interrupt flag that Ctrl-C sets to stop the current turn.
 
 use super::dispatch::CallOutcome;
+use crate::context::Report;
 use crate::llm::{Event, Response, ToolCall};
+use serde::Serialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::Notify;
@@ -23,6 +25,56 @@ pub trait Observer: Send {
     fn tool_done(&mut self, _call: &ToolCall, _outcome: &CallOutcome) {}
     /// Something the person should know (a reminder sent to the model, a warning).
     fn notice(&mut self, _text: &str) {}
+    /// The conversation was compacted to fit the context budget.
+    fn compaction(&mut self, _c: &Compaction) {}
+}
+
+/// Why a compaction ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionKind {
+    /// Before a request, because the estimate was over the budget (rungs 1-3).
+    Proactive,
+    /// After the provider refused a request as too long (the whole ladder).
+    Reactive,
+    /// Asked for with /compact.
+    Manual,
+}
+
+/// One compaction, as reported to observers.
+#[derive(Debug, Clone, Serialize)]
+pub struct Compaction {
+    pub kind: CompactionKind,
+    /// The reactive round (1 for the first retry); 0 otherwise.
+    pub round: u32,
+    #[serde(flatten)]
+    pub report: Report,
+}
+
+impl Compaction {
+    /// One line for people: "compacted 12400 -> 9800 tokens (rungs 1, 2)".
+    pub fn describe(&self) -> String {
+        let r = &self.report;
+        let rungs: Vec<String> = r.applied.iter().map(|x| x.number().to_string()).collect();
+        let what = match self.kind {
+            CompactionKind::Proactive => "context over budget".to_string(),
+            CompactionKind::Reactive => {
+                format!("the model refused the request as too long (retry {})", self.round)
+            }
+            CompactionKind::Manual => "compacted on request".to_string(),
+        };
+        let mut s = format!("{what}: {} -> {} tokens", r.before, r.after);
+        if !rungs.is_empty() {
+            s.push_str(&format!(" (rungs {})", rungs.join(", ")));
+        }
+        if r.turns_dropped > 0 {
+            s.push_str(&format!(", {} turns summarised", r.turns_dropped));
+        }
+        if r.without_tools {
+            s.push_str(", this request without tools");
+        }
+        s
+    }
 }
 
 /// An observer that ignores everything.

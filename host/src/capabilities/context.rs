@@ -1,5 +1,6 @@
 //! Durable context sections (the todo list, thinking notes) that live outside the message
-//! history, and the channel through which a plugin may ask the person a question.
+//! history, project memory notes, and the channel through which a plugin may ask the person
+//! a question.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -63,6 +64,45 @@ impl Sections {
     }
 }
 
+/// The project memory file under `.corral/`.
+pub const MEMORY_FILE: &str = "memory/MEMORY.md";
+/// The largest the memory file may grow through `memory-append`.
+pub const MEMORY_MAX_BYTES: usize = 64 * 1024;
+/// The largest one memory entry may be, in characters.
+pub const MEMORY_ENTRY_MAX_CHARS: usize = 4000;
+
+/// Appends `entry` to `.corral/memory/MEMORY.md` (atomically, whole file rewritten);
+/// returns the new size. The message says what to do when it refuses.
+pub fn memory_append(ws: &cap_std::fs::Dir, entry: &str) -> Result<u64, String> {
+    let entry = entry.trim();
+    if entry.is_empty() {
+        return Err("the memory entry is empty".into());
+    }
+    let n = entry.chars().count();
+    if n > MEMORY_ENTRY_MAX_CHARS {
+        return Err(format!("the memory entry is {n} characters; the limit is {MEMORY_ENTRY_MAX_CHARS}"));
+    }
+    let old =
+        super::state::read(ws, MEMORY_FILE).map_err(|e| format!("cannot read .corral/{MEMORY_FILE}: {e}"))?;
+    let old = old.unwrap_or_default();
+    let sep = match () {
+        _ if old.is_empty() || old.ends_with("\n\n") => "",
+        _ if old.ends_with('\n') => "\n",
+        _ => "\n\n",
+    };
+    let text = format!("{old}{sep}{entry}\n");
+    if text.len() > MEMORY_MAX_BYTES {
+        return Err(format!(
+            ".corral/{MEMORY_FILE} would grow past {} KiB; ask the person to prune it, or keep only what matters \
+             most in a shorter note",
+            MEMORY_MAX_BYTES / 1024
+        ));
+    }
+    super::state::write(ws, MEMORY_FILE, text.as_bytes())
+        .map_err(|e| format!("cannot write .corral/{MEMORY_FILE}: {e}"))?;
+    Ok(text.len() as u64)
+}
+
 /// Counts the unchecked `- [ ]` items of a markdown checklist.
 pub fn unfinished_items(body: &str) -> usize {
     body.lines().filter(|l| l.trim_start().starts_with("- [ ]")).count()
@@ -122,6 +162,25 @@ mod tests {
         assert_eq!(s.get("todo"), None);
         let big = "x".repeat(MAX_SECTION_BYTES + 1);
         assert!(s.set("p", "todo", &big).unwrap_err().contains("limit"));
+    }
+
+    #[test]
+    fn memory_entries_append_with_limits() {
+        let t = tempfile::tempdir().unwrap();
+        let d = cap_std::fs::Dir::open_ambient_dir(t.path(), cap_std::ambient_authority()).unwrap();
+        assert!(memory_append(&d, "  ").unwrap_err().contains("empty"));
+        memory_append(&d, "## Build\nRun make test.").unwrap();
+        let size = memory_append(&d, "<!-- bootstrap -->\n## Style\nTabs.").unwrap();
+        let text = std::fs::read_to_string(t.path().join(".corral/memory/MEMORY.md")).unwrap();
+        assert_eq!(text, "## Build\nRun make test.\n\n<!-- bootstrap -->\n## Style\nTabs.\n");
+        assert_eq!(size, text.len() as u64);
+        assert!(memory_append(&d, &"x".repeat(4001)).unwrap_err().contains("limit is 4000"));
+        for _ in 0..16 {
+            let _ = memory_append(&d, &"y".repeat(3900));
+        }
+        let e = memory_append(&d, &"z".repeat(3900)).unwrap_err();
+        assert!(e.contains("would grow past 64 KiB"), "{e}");
+        assert!(std::fs::metadata(t.path().join(".corral/memory/MEMORY.md")).unwrap().len() <= 64 * 1024);
     }
 
     #[test]

@@ -71,6 +71,11 @@ pub struct CapSet(u8);
 impl CapSet {
     pub const EMPTY: CapSet = CapSet(0);
 
+    /// Every capability.
+    pub fn all() -> CapSet {
+        Capability::ALL.into_iter().collect()
+    }
+
     pub fn insert(&mut self, c: Capability) {
         self.0 |= c.bit();
     }

@@ -5,7 +5,6 @@
 use super::grant::Capability;
 use super::{ErrorCode, Session, WsError, http as net, process as proc, trash, workspace};
 use crate::wit::{context as wit_ctx, host_info, http, kv, log, process, types, workspace as wit_ws};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,59 +14,63 @@ pub struct PluginCtx {
     /// The plugin's name (its kv namespace and log prefix).
     pub plugin: Arc<str>,
     pub session: Arc<Session>,
-    /// Time this call spent waiting for the person, which its timeout does not count.
+    /// Time this call spent waiting for the person or for a fetch, which its timeout does
+    /// not count.
     pub paused: PauseClock,
 }
 
-/// Accumulates paused time for one call; the call's timeout takes it as credit. Time spent
-/// waiting for the person, or for a command that has its own timeout, is paused time.
+/// Accumulates paused time for one call; the call's timeout takes it as credit, including
+/// the part of a pause still going on (a fetch in flight when the deadline comes).
 #[derive(Debug, Clone, Default)]
-pub struct PauseClock(Arc<PauseInner>);
+pub struct PauseClock(Arc<Mutex<Paused>>);
 
 #[derive(Debug, Default)]
-pub struct PauseInner {
-    credit_ms: AtomicU64,
-    /// When the pause in progress (if any) started, or was last credited.
-    since: Mutex<Option<Instant>>,
+struct Paused {
+    /// Paused time not yet taken.
+    done: Duration,
+    /// When the pause in progress started, or was last taken from.
+    open: Option<Instant>,
 }
 
-/// Ends a pause when dropped.
-pub struct Paused(PauseClock);
+/// A pause in progress; it ends when dropped.
+pub struct Pause(PauseClock);
 
-impl Drop for Paused {
+impl Drop for Pause {
     fn drop(&mut self) {
-        if let Ok(mut since) = self.0.0.since.lock()
-            && let Some(t) = since.take()
+        if let Ok(mut p) = self.0.0.lock()
+            && let Some(start) = p.open.take()
         {
-            self.0.add(t.elapsed());
+            p.done += start.elapsed();
         }
     }
 }
 
 impl PauseClock {
     pub fn add(&self, d: Duration) {
-        self.0.credit_ms.fetch_add(d.as_millis().min(u64::MAX as u128) as u64, Ordering::Relaxed);
+        if let Ok(mut p) = self.0.lock() {
+            p.done += d;
+        }
     }
 
-    /// Starts a pause that lasts until the guard is dropped.
-    pub fn pause(&self) -> Paused {
-        if let Ok(mut since) = self.0.since.lock() {
-            *since = Some(Instant::now());
+    /// Starts a pause that lasts until the returned guard is dropped.
+    pub fn begin(&self) -> Pause {
+        if let Ok(mut p) = self.0.lock() {
+            p.open = Some(Instant::now());
         }
-        Paused(self.clone())
+        Pause(self.clone())
     }
 
     /// The paused time recorded since the last call, reset to zero; a pause in progress
     /// counts up to now.
     pub fn take(&self) -> Duration {
-        let mut ms = self.0.credit_ms.swap(0, Ordering::Relaxed);
-        if let Ok(mut since) = self.0.since.lock()
-            && let Some(t) = since.as_mut()
-        {
-            ms = ms.saturating_add(t.elapsed().as_millis().min(u64::MAX as u128) as u64);
-            *t = Instant::now();
+        let Ok(mut p) = self.0.lock() else { return Duration::ZERO };
+        let mut total = std::mem::take(&mut p.done);
+        if let Some(start) = p.open {
+            let now = Instant::now();
+            total += now - start;
+            p.open = Some(now);
         }
-        Duration::from_millis(ms)
+        total
     }
 }
 
@@ -199,6 +202,37 @@ impl wit_ctx::Host for PluginCtx {
         self.paused.add(started.elapsed());
         answer
     }
+
+    async fn snapshot_save(&mut self, label: String) -> Result<(), String> {
+        self.session.snapshot.save(&label)
+    }
+
+    async fn snapshot_restore(
+        &mut self,
+        label: Option<String>,
+        summary: String,
+        force: bool,
+    ) -> Result<(), String> {
+        self.session.snapshot.restore(label.as_deref(), &summary, force)
+    }
+
+    async fn snapshot_cancel(&mut self) -> Result<String, String> {
+        self.session.snapshot.cancel()
+    }
+
+    async fn snapshot_status(&mut self) -> wit_ctx::SnapshotState {
+        let s = self.session.snapshot.status();
+        wit_ctx::SnapshotState {
+            checkpoint: s.checkpoint,
+            dirty: s.dirty,
+            restores: s.restores,
+            completed: s.completed,
+        }
+    }
+
+    async fn memory_append(&mut self, entry: String) -> Result<u64, String> {
+        super::context::memory_append(&self.session.roots.workspace().dir, &entry)
+    }
 }
 
 impl host_info::Host for PluginCtx {
@@ -223,7 +257,11 @@ impl http::Host for PluginCtx {
             max_bytes: req.max_bytes,
             timeout: req.timeout_ms.map(|ms| Duration::from_millis(ms.into())),
         };
-        match net::fetch(self.session.clone(), self.plugin.clone(), req).await {
+        // The fetch has its own time limit; waiting for it is not the plugin's time.
+        let pause = self.paused.begin();
+        let result = net::fetch(self.session.clone(), self.plugin.clone(), req).await;
+        drop(pause);
+        match result {
             Ok(r) => Ok(http::Response {
                 status: r.status,
                 url: r.url,
@@ -273,7 +311,7 @@ impl PluginCtx {
         program: std::path::PathBuf,
         req: proc::Request,
     ) -> Result<process::Output, process::Error> {
-        let _paused = self.paused.pause();
+        let _paused = self.paused.begin();
         proc::run(self.session.clone(), program, req).await.map(proc_output).map_err(proc_error)
     }
 }
@@ -312,5 +350,28 @@ impl process::Host for PluginCtx {
             stdin: None,
         };
         self.run_command("/bin/sh".into(), req).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pause_clock_credits_finished_and_running_pauses_once() {
+        let clock = PauseClock::default();
+        clock.add(Duration::from_millis(40));
+        assert_eq!(clock.take(), Duration::from_millis(40));
+        assert_eq!(clock.take(), Duration::ZERO, "taken time is gone");
+        let pause = clock.begin();
+        std::thread::sleep(Duration::from_millis(30));
+        let running = clock.take();
+        assert!(running >= Duration::from_millis(30), "a running pause counts: {running:?}");
+        std::thread::sleep(Duration::from_millis(20));
+        drop(pause);
+        let rest = clock.take();
+        assert!(rest >= Duration::from_millis(20) && rest < Duration::from_millis(30 + 20), "{rest:?}");
+        std::thread::sleep(Duration::from_millis(10));
+        assert_eq!(clock.take(), Duration::ZERO, "nothing counts after the pause ended");
     }
 }

@@ -12,6 +12,7 @@ pub mod log;
 pub mod process;
 pub mod roots;
 pub mod scratch;
+pub mod snapshot;
 pub mod state;
 pub mod trash;
 pub mod workspace;
@@ -110,6 +111,8 @@ pub struct Session {
     pub sections: context::Sections,
     /// Where `context.ask` goes.
     pub ask: context::AskChannel,
+    /// Snapshot checkpoints and summaries (`context.snapshot-*`).
+    pub snapshot: snapshot::Desk,
     /// Each plugin's own settings (`[plugin-settings.<name>]`), by plugin name.
     pub plugin_settings: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
     /// What plugins may reach over the network (`--network`, `[network]`); off by default.
@@ -130,6 +133,7 @@ impl Session {
             log,
             sections: context::Sections::default(),
             ask: context::AskChannel::default(),
+            snapshot: snapshot::Desk::default(),
             plugin_settings: Default::default(),
             net: http::NetPolicy::default(),
             granted: grant::Granted::default(),
@@ -137,10 +141,12 @@ impl Session {
         }
     }
 
-    /// Forgets everything the conversation built up: plugin state, sections, the read guard.
+    /// Forgets everything the conversation built up: plugin state, sections, snapshots, the
+    /// read guard.
     pub fn reset(&self) {
         self.kv.clear();
         self.sections.clear();
+        self.snapshot.reset();
         if let Ok(mut g) = self.guard.lock() {
             *g = ReadGuard::default();
         }

@@ -3,7 +3,7 @@
 //! call (tokens, duration, outcome) and per tool call (tool, plugin, plugin sha256, a digest
 //! of the arguments, outcome, bytes, duration), written as they happen, and a closing line.
 
-use crate::agent::{CallOutcome, Observer, TaskResult};
+use crate::agent::{CallOutcome, Compaction, Observer, TaskResult};
 use crate::llm::{Event, Response, ToolCall};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -188,6 +188,15 @@ impl Observer for Audit<'_> {
 
     fn notice(&mut self, text: &str) {
         self.inner.notice(text);
+    }
+
+    fn compaction(&mut self, c: &Compaction) {
+        let mut v = serde_json::to_value(c).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut v {
+            map.insert("type".into(), json!("compaction"));
+        }
+        self.line(v);
+        self.inner.compaction(c);
     }
 }
 

@@ -1,11 +1,18 @@
-//! `corral tools`, `corral tool NAME ARGS`, `corral plugins` and `corral config`.
+//! `corral tools`, `corral tool NAME ARGS`, `corral plugins`, `corral skills` and `corral config`;
+//! `corral plugin` is handed to its own module.
 
 use super::{Command, GlobalArgs, SetupError, setup};
+use crate::agent::use_skill;
+use crate::runtime::skills::Ctx;
 use crate::runtime::CacheStatus;
 use std::io::{Read, Write};
 
 /// Runs the command; Ok is the exit code.
 pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, SetupError> {
+    if let Command::Plugin { command } = command {
+        // Authoring commands load no installed plugins (add checks them itself).
+        return Ok(super::plugin::run(command, global).await);
+    }
     if let Command::Config { json } = command {
         // Settings only: a broken plugin must not hide the configuration.
         let p = setup::resolve(global)?.provenance;
@@ -15,8 +22,9 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
     match command {
         Command::Tools { json } => Ok(tools(&env, json)),
         Command::Plugins { json } => Ok(plugins(&env, json)),
+        Command::Skills { json } => Ok(skills(&env, json)),
         Command::Tool { name, args } => Ok(tool(&env, &name, &args).await),
-        Command::Config { .. } | Command::Exec { .. } => Ok(0),
+        Command::Config { .. } | Command::Exec { .. } | Command::Plugin { .. } => Ok(0),
     }
 }
 
@@ -30,7 +38,7 @@ fn summary(description: &str) -> String {
     }
 }
 
-fn print(text: &str) -> i32 {
+pub(super) fn print(text: &str) -> i32 {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         Ok(()) => 0,
@@ -42,9 +50,18 @@ fn print(text: &str) -> i32 {
     }
 }
 
+/// Whether `use_skill` is offered (there are skills and no plugin tool took its name).
+fn offers_skills(env: &setup::Env) -> bool {
+    !env.skills.is_empty() && env.registry.tool(use_skill::NAME).is_none()
+}
+
+/// The plugin column shown for `use_skill`, which the host routes to the skills.
+const SKILLS_PLUGIN: &str = "(skills)";
+
 fn tools(env: &setup::Env, json: bool) -> i32 {
+    let skill_def = offers_skills(env).then(|| use_skill::def(&env.skills));
     if json {
-        let list: Vec<serde_json::Value> = env
+        let mut list: Vec<serde_json::Value> = env
             .registry
             .tools()
             .map(|(t, p)| {
@@ -60,13 +77,98 @@ fn tools(env: &setup::Env, json: bool) -> i32 {
                 })
             })
             .collect();
+        if let Some(d) = &skill_def {
+            list.push(serde_json::json!({
+                "name": d.name,
+                "plugin": SKILLS_PLUGIN,
+                "description": d.description,
+                "input_schema": d.parameters,
+                "read_only": false,
+                "destructive": false,
+                "idempotent": false,
+                "capabilities": [],
+            }));
+        }
         return print(&format!("{}\n", serde_json::Value::Array(list)));
     }
-    let width = env.registry.tools().map(|(t, _)| t.name.len()).max().unwrap_or(4).max(4);
-    let pwidth = env.registry.tools().map(|(_, p)| p.info.name.len()).max().unwrap_or(6).max(6);
+    let mut rows: Vec<(String, String, String)> = env
+        .registry
+        .tools()
+        .map(|(t, p)| (t.name.clone(), p.info.name.clone(), summary(&t.description)))
+        .collect();
+    if let Some(d) = &skill_def {
+        rows.push((d.name.clone(), SKILLS_PLUGIN.into(), summary(&d.description)));
+        rows.sort();
+    }
+    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(4).max(4);
+    let pwidth = rows.iter().map(|r| r.1.len()).max().unwrap_or(6).max(6);
     let mut text = format!("{:width$}  {:pwidth$}  DESCRIPTION\n", "TOOL", "PLUGIN");
-    for (t, p) in env.registry.tools() {
-        text.push_str(&format!("{:width$}  {:pwidth$}  {}\n", t.name, p.info.name, summary(&t.description)));
+    for (name, plugin, description) in rows {
+        text.push_str(&format!("{name:width$}  {plugin:pwidth$}  {description}\n"));
+    }
+    print(&text)
+}
+
+fn skills(env: &setup::Env, json: bool) -> i32 {
+    let set = &env.skills;
+    if json {
+        let list: Vec<serde_json::Value> = set
+            .all()
+            .iter()
+            .map(|k| {
+                serde_json::json!({
+                    "name": k.name,
+                    "description": k.description,
+                    "source": k.source.as_str(),
+                    "kind": k.kind.as_str(),
+                    "path": k.location,
+                })
+            })
+            .collect();
+        let hidden: Vec<serde_json::Value> = set
+            .shadowed
+            .iter()
+            .map(|h| {
+                serde_json::json!({
+                    "name": h.name,
+                    "source": h.source.as_str(),
+                    "path": h.location,
+                    "hidden_by": {"source": h.by_source.as_str(), "path": h.by_location},
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({"skills": list, "hidden": hidden, "warnings": set.warnings});
+        return print(&format!("{doc}\n"));
+    }
+    if set.is_empty() {
+        return print(
+            "No skills. Add SKILL.md folders or skill components to .corral/skills/ in the project or to \
+             skills/ in corral's user folder.\n",
+        );
+    }
+    let mut text = String::new();
+    for k in set.all() {
+        text.push_str(&format!(
+            "{} ({}, {})\n  {}\n  path: {}\n",
+            k.name,
+            k.source.as_str(),
+            k.kind.as_str(),
+            k.description.split_whitespace().collect::<Vec<_>>().join(" "),
+            k.location
+        ));
+    }
+    if !set.shadowed.is_empty() {
+        text.push_str("\nHidden by a skill of the same name:\n");
+        for h in &set.shadowed {
+            text.push_str(&format!(
+                "{} ({}) {}\n  hidden by the {} skill at {}\n",
+                h.name,
+                h.source.as_str(),
+                h.location,
+                h.by_source.as_str(),
+                h.by_location
+            ));
+        }
     }
     print(&text)
 }
@@ -159,6 +261,19 @@ async fn tool(env: &setup::Env, name: &str, args: &str) -> i32 {
     if !parsed.is_object() {
         eprintln!("error: the arguments must be a JSON object, for example '{{\"file_path\": \"a.txt\"}}'");
         return 2;
+    }
+    if name == use_skill::NAME && offers_skills(env) {
+        let ctx = Ctx { runtime: &env.runtime, session: &env.session, limits: &env.settings.limits };
+        let outcome = use_skill::call(&env.skills, ctx, &parsed.to_string()).await;
+        if outcome.is_error {
+            eprintln!("{}", outcome.content);
+            return 1;
+        }
+        let mut text = outcome.content;
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        return print(&text);
     }
     let Some((_, plugin)) = env.registry.tool(name) else {
         let near = env.registry.closest(name, 3);

@@ -1,7 +1,7 @@
 //! Machine-readable output for scripts and CI: `json` prints one result object at the end,
 //! `stream-json` prints one event per line as the session runs. Both carry a schema version.
 
-use crate::agent::{CallOutcome, Observer, TaskResult};
+use crate::agent::{CallOutcome, Compaction, Observer, TaskResult};
 use crate::llm::{Event, Response, ToolCall};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -80,5 +80,13 @@ impl Observer for StreamJson {
 
     fn notice(&mut self, text: &str) {
         emit(json!({"type": "notice", "text": text}));
+    }
+
+    fn compaction(&mut self, c: &Compaction) {
+        let mut v = serde_json::to_value(c).unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut v {
+            map.insert("type".into(), json!("compaction"));
+        }
+        emit(v);
     }
 }

@@ -4,6 +4,7 @@
 mod audit;
 mod commands;
 mod jsonout;
+mod plugin;
 mod render;
 mod repl;
 mod session;
@@ -158,6 +159,12 @@ pub struct GlobalArgs {
     /// Where CI mode writes its audit log [default: .corral/audit.jsonl]
     #[arg(long, global = true, value_name = "PATH", help_heading = "Agent")]
     pub audit_log: Option<String>,
+    /// Summarise the work every 10 turns, for recaps when compaction drops turns
+    #[arg(long, global = true, help_heading = "Agent")]
+    pub proactive_summaries: bool,
+    /// Show all of .corral/memory/MEMORY.md (bounded) instead of the entries relevant to the task
+    #[arg(long, global = true, help_heading = "Agent")]
+    pub memory_full: bool,
 
     /// Print only the final answer
     #[arg(short, long, global = true, help_heading = "Output")]
@@ -200,6 +207,22 @@ pub enum Command {
         /// Print JSON instead of text
         #[arg(long)]
         json: bool,
+    },
+    /// List the skills: name, description, source (project, user, shipped), kind and path
+    ///
+    /// Skills come from .corral/skills/ in the project, skills/ in corral's user folder
+    /// (~/.config/corral/skills/), and corral itself; a project skill hides a user skill of
+    /// the same name, which hides a shipped one. Each folder holds SKILL.md folders and
+    /// skill components (*.wasm).
+    Skills {
+        /// Print JSON ({"skills":[..],"hidden":[..],"warnings":[..]}) instead of text
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create, build, inspect and install plugins (see docs/authoring.md)
+    Plugin {
+        #[command(subcommand)]
+        command: plugin::PluginCommand,
     },
     /// Show every setting, its value and where it came from, and the files consulted
     ///

@@ -1,7 +1,7 @@
 //! Terminal rendering of a session on stderr: a spinner while the model thinks, streamed
 //! text, one compact line per tool call, edits as coloured diffs, and notices.
 
-use crate::agent::{CallOutcome, Observer};
+use crate::agent::{CallOutcome, Compaction, Observer};
 use crate::llm::{Event, Response, ToolCall};
 use std::io::Write;
 use std::sync::Arc;
@@ -218,6 +218,10 @@ impl Observer for Terminal {
         let s = self.style;
         let first = text.lines().next().unwrap_or("");
         eprintln!("{}· {first}{}", s.dim, s.reset);
+    }
+
+    fn compaction(&mut self, c: &Compaction) {
+        self.notice(&format!("context: {}", c.describe()));
     }
 }
 

@@ -13,11 +13,15 @@ use std::io::{IsTerminal, Write};
 
 const HELP: &str = "\
 Type a task and press Enter. While the agent works, Ctrl-C stops the current turn.
-  /help    this help
-  /status  model, tokens used, turns, tool calls, todo items
-  /tools   the tools the model can use
-  /clear   forget the conversation, todo list, thinking notes and read files
-  /exit    leave (also /quit or Ctrl-D)";
+  /help             this help
+  /status           model, context used and budget, compactions, snapshot, todo items
+  /tools            the tools the model can use
+  /compact [--drop] shrink old tool results; --drop also summarises low-importance turns
+  /save [label]     set a snapshot checkpoint here
+  /restore          summarise everything since the checkpoint (or your last message) and collapse it
+  /unsave           clear the checkpoint
+  /clear            forget the conversation, todo list, thinking notes, snapshots and read files
+  /exit             leave (also /quit or Ctrl-D)";
 
 /// What the person typed.
 #[derive(Debug, PartialEq, Eq)]
@@ -28,6 +32,12 @@ pub enum Input<'a> {
     Status,
     Tools,
     Clear,
+    /// /compact, with --drop.
+    Compact(bool),
+    /// /save, with an optional label.
+    Save(&'a str),
+    Restore,
+    Unsave,
     Exit,
     Unknown(&'a str),
 }
@@ -40,7 +50,16 @@ pub fn parse(line: &str) -> Input<'_> {
     if !t.starts_with('/') {
         return Input::Task(t);
     }
-    match t.split_whitespace().next().unwrap_or("") {
+    let (cmd, rest) = t.split_once(char::is_whitespace).map_or((t, ""), |(c, r)| (c, r.trim()));
+    match cmd {
+        "/compact" => match rest {
+            "" => Input::Compact(false),
+            "--drop" => Input::Compact(true),
+            _ => Input::Unknown(t),
+        },
+        "/save" => Input::Save(rest),
+        "/restore" => Input::Restore,
+        "/unsave" => Input::Unsave,
         "/help" | "/?" => Input::Help,
         "/status" => Input::Status,
         "/tools" => Input::Tools,
@@ -106,15 +125,47 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
                         format_args!(" [{}]{}", p.info.name, style.reset)
                     );
                 }
+                if agent.tools().offers_skills() {
+                    let names: Vec<&str> = env.skills.all().iter().map(|k| k.name.as_str()).collect();
+                    eprintln!(
+                        "{}{:18}{} activate, load from or run a script of a skill{}",
+                        style.bold,
+                        crate::agent::use_skill::NAME,
+                        style.reset,
+                        format_args!("{} [skills: {}]{}", style.dim, names.join(", "), style.reset)
+                    );
+                }
             }
             Input::Status => {
                 let window = context_window(env, client).await;
-                eprintln!("{}\ncontext:    {window}", status(agent, env, client));
+                eprintln!("{}\nwindow:     {window}", status(agent, env, client));
             }
             Input::Clear => {
                 agent.clear();
-                eprintln!("cleared: conversation, todo list, thinking notes and read files");
+                eprintln!("cleared: conversation, todo list, thinking notes, snapshots and read files");
             }
+            Input::Compact(drop) => {
+                let mut term = Terminal::new(style, false, false);
+                match agent.compact(drop, &mut term).await {
+                    Ok(r) => eprintln!("compacted: {} -> {} tokens, {} saved", r.before, r.after, r.saved()),
+                    Err(e) => eprintln!("error: {e}"),
+                }
+            }
+            Input::Save(label) => {
+                let label = if label.is_empty() { "manual" } else { label };
+                match agent.save(label) {
+                    Ok(()) => eprintln!("checkpoint '{label}' set; /restore collapses everything after it"),
+                    Err(e) => eprintln!("error: {e}"),
+                }
+            }
+            Input::Restore => match agent.restore().await {
+                Ok(what) => eprintln!("{what}"),
+                Err(e) => eprintln!("error: {e}"),
+            },
+            Input::Unsave => match agent.unsave() {
+                Ok(label) => eprintln!("checkpoint '{label}' cleared"),
+                Err(e) => eprintln!("error: {e}"),
+            },
             Input::Unknown(c) => eprintln!("unknown command {c}; /help lists the commands"),
             Input::Task(task) => {
                 let mut term = Terminal::new(style, false, std::io::stderr().is_terminal());
@@ -147,14 +198,26 @@ async fn context_window(env: &Env, client: &Client) -> String {
     }
 }
 
-fn status(agent: &Agent<'_>, env: &Env, client: &Client) -> String {
+fn status(agent: &mut Agent<'_>, env: &Env, client: &Client) -> String {
+    let c = agent.context_status();
     let t = &agent.totals;
     let cfg = client.config();
     let todo = env.session.sections.get("todo").map(|b| unfinished_items(&b)).unwrap_or(0);
     let waiting = env.session.roots.workspace().path.join(".corral/continue.md").exists();
+    let budget = match c.budget {
+        Some(b) => format!("{} of a {b}-token budget ({}%)", c.estimate, c.estimate * 100 / b.max(1)),
+        None => format!("{} (no budget: the window is unknown)", c.estimate),
+    };
+    let snapshot = match (&c.checkpoint, c.dirty.is_empty()) {
+        (Some(l), true) => format!("checkpoint '{l}'"),
+        (Some(l), false) => format!("checkpoint '{l}', dirty ({})", c.dirty.join(", ")),
+        (None, _) => "no checkpoint".to_string(),
+    };
     format!(
         "model:      {} ({})\nworkspace:  {}\nturns:      {}\nmodel calls: {}, tokens in {} / out {}\n\
-         tool calls: {} ({} failed)\nmessages:   {}\ntodo:       {todo} unfinished\ncontinue:   {}",
+         tool calls: {} ({} failed)\ncontext:    {budget}, {} messages\n\
+         compaction: {} so far ({} after a refusal), {} turns summarised\n\
+         snapshots:  {snapshot}, {} restored\ntodo:       {todo} unfinished\ncontinue:   {}",
         cfg.model,
         cfg.base_url,
         env.session.roots.workspace().path.display(),
@@ -164,7 +227,11 @@ fn status(agent: &Agent<'_>, env: &Env, client: &Client) -> String {
         t.output_tokens,
         t.tool_calls,
         t.tool_errors,
-        agent.transcript().len(),
+        c.messages,
+        c.compactions,
+        c.reactive_compactions,
+        c.turns_dropped,
+        c.restores,
         if waiting { "a continue-here note is waiting" } else { "none" },
     )
 }
@@ -211,6 +278,12 @@ mod tests {
         assert_eq!(parse("/quit"), Input::Exit);
         assert_eq!(parse("/clear now"), Input::Clear);
         assert_eq!(parse("/frob"), Input::Unknown("/frob"));
+        assert_eq!(parse("/compact"), Input::Compact(false));
+        assert_eq!(parse("/compact  --drop"), Input::Compact(true));
+        assert_eq!(parse("/compact --nope"), Input::Unknown("/compact --nope"));
+        assert_eq!(parse("/save auth bug"), Input::Save("auth bug"));
+        assert_eq!(parse("/save"), Input::Save(""));
+        assert_eq!((parse("/restore"), parse("/unsave")), (Input::Restore, Input::Unsave));
     }
 
     #[test]

@@ -96,9 +96,14 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         }
     };
     let continue_note = load_continue(&env, &mut warn);
-    let toolbox =
-        Toolbox { runtime: &env.runtime, registry: &env.registry, session: &env.session, limits: s.limits };
-    let prompt = StaticParts::new(
+    let toolbox = Toolbox {
+        runtime: &env.runtime,
+        registry: &env.registry,
+        skills: &env.skills,
+        session: &env.session,
+        limits: s.limits,
+    };
+    let mut prompt = StaticParts::new(
         s.agent.system_prompt.as_deref(),
         &toolbox.defs(),
         &env.session,
@@ -106,14 +111,28 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         interactive,
         &mut warn,
     );
+    if toolbox.offers_skills() {
+        prompt =
+            prompt.with_skills(env.skills.all().iter().map(|k| (k.name.as_str(), k.description.as_str())));
+    }
+    let window = match s.model.max_context_tokens {
+        Some(n) => Some(n),
+        None => client.context_window().await,
+    };
     let cfg = AgentConfig {
         max_turns: s.agent.max_turns,
         max_output_tokens: s.model.max_output_tokens,
         temperature: s.model.temperature,
         history: s.agent.history,
         continue_file: s.agent.continue_file,
+        window,
+        proactive_summaries: s.agent.proactive_summaries,
+        memory_full: s.agent.memory_full,
     };
     let mut agent = Agent::new(&client, toolbox, prompt, cfg, continue_note);
+    for n in agent.startup_notes() {
+        warn(n.clone());
+    }
     let interrupt = agent.interrupt.clone();
     let ctrl_c = tokio::spawn(async move {
         while tokio::signal::ctrl_c().await.is_ok() {
@@ -161,7 +180,12 @@ async fn ci_run(agent: &mut Agent<'_>, env: &Env, client: &Client, task: &str, s
         None => ws.join(".corral/audit.jsonl"),
     };
     let plugins = env.registry.plugins();
-    let shas = plugins.iter().map(|p| (p.info.name.clone(), p.info.sha256.clone())).collect();
+    let mut shas: std::collections::HashMap<String, String> =
+        plugins.iter().map(|p| (p.info.name.clone(), p.info.sha256.clone())).collect();
+    for k in env.skills.all() {
+        let label = crate::agent::use_skill::plugin_label(&k.name);
+        shas.insert(label, env.skills.component(k).sha256.clone());
+    }
     let c = &env.settings.commands;
     let header = Header {
         model: client.config().model.clone(),

@@ -1,5 +1,5 @@
 //! From flags to a ready environment: settings resolved, roots opened, the session and
-//! runtime created, plugins discovered and loaded.
+//! runtime created, plugins and skills discovered and loaded.
 
 use super::GlobalArgs;
 use crate::capabilities::grant::CapSet;
@@ -7,6 +7,7 @@ use crate::capabilities::http::{NetMode, NetPolicy};
 use crate::capabilities::process::CommandPolicy;
 use crate::capabilities::{Policy, Roots, Session, find_workspace_root, log};
 use crate::config::{self, ConfigError, Flags, Provenance, Settings};
+use crate::runtime::skills::{self, SkillSet};
 use crate::runtime::{self, LoadRules, Pins, Registry, RegistryError, Runtime, RuntimeError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,6 +41,8 @@ pub struct Env {
     pub session: Arc<Session>,
     pub runtime: Runtime,
     pub registry: Registry,
+    /// The skills, one per name; clashes and skipped skills are in its warnings.
+    pub skills: SkillSet,
 }
 
 /// The settings in force and what was consulted to get them.
@@ -87,6 +90,8 @@ pub fn flag_layer(g: &GlobalArgs, cwd: &Path) -> Flags {
         .switch("agent.instructions", "--no-instructions", g.no_instructions, false)
         .opt("agent.system_prompt", "--system-prompt", g.system_prompt.clone())
         .opt("agent.audit_log", "--audit-log", g.audit_log.clone())
+        .switch("agent.proactive_summaries", "--proactive-summaries", g.proactive_summaries, true)
+        .switch("agent.memory_full", "--memory-full", g.memory_full, true)
         .switch("output.quiet", "--quiet", g.quiet, true)
         .opt("output.format", "--output-format", g.output_format.clone())
         .opt("output.color", "--color", g.color.clone())
@@ -158,9 +163,34 @@ fn load_rules(s: &Settings, policy: Option<&config::Policy>, net: &NetPolicy) ->
     }
 }
 
-/// Resolves settings and loads every plugin. In CI mode (`ci`) the settings are locked down
-/// first (see [`lock_down`]).
-pub async fn prepare(g: &GlobalArgs, ci: bool) -> Result<Env, SetupError> {
+/// An environment before any plugin is loaded: settings, the session and the runtime.
+pub struct Base {
+    pub settings: Settings,
+    /// The policy file in force, if any.
+    pub policy: Option<config::Policy>,
+    pub provenance: Provenance,
+    pub user_dir: Option<PathBuf>,
+    /// Where compiled components (and unpacked shipped skills) are kept; None: no cache.
+    pub cache_dir: Option<PathBuf>,
+    pub session: Arc<Session>,
+    pub runtime: Runtime,
+}
+
+impl Base {
+    /// The workspace root, as opened.
+    pub fn workspace(&self) -> &Path {
+        &self.session.roots.workspace().path
+    }
+
+    /// What may load under these settings and policy.
+    pub fn load_rules(&self) -> LoadRules {
+        load_rules(&self.settings, self.policy.as_ref(), &self.session.net)
+    }
+}
+
+/// Resolves settings, opens the roots and creates the session and the runtime. In CI mode
+/// (`ci`) the settings are locked down first (see [`lock_down`]).
+pub fn base(g: &GlobalArgs, ci: bool) -> Result<Base, SetupError> {
     let Resolved { workspace, user_dir, mut settings, provenance, policy } = resolve(g)?;
     if ci {
         lock_down(&mut settings, &provenance, policy.as_ref())?;
@@ -182,11 +212,30 @@ pub async fn prepare(g: &GlobalArgs, ci: bool) -> Result<Env, SetupError> {
     .map_err(SetupError::Commands)?;
     session.plugin_settings = settings.plugin_settings.clone();
     let session = Arc::new(session);
-    let runtime = Runtime::new(cache_dir)?;
+    let runtime = Runtime::new(cache_dir.clone())?;
+    Ok(Base { settings, policy, provenance, user_dir, cache_dir, session, runtime })
+}
+
+/// Resolves settings and loads every plugin and skill (see [`base`] for `ci`).
+pub async fn prepare(g: &GlobalArgs, ci: bool) -> Result<Env, SetupError> {
+    let base = base(g, ci)?;
+    let rules = base.load_rules();
+    let Base { settings, policy, provenance, user_dir, cache_dir, session, runtime } = base;
+    let verbose = settings.output.verbose;
     let ws_root = session.roots.workspace().path.clone();
     let candidates = runtime::registry::discover(&ws_root, user_dir.as_deref(), &settings.extra_plugins)?;
-    let rules = load_rules(&settings, policy.as_ref(), &session.net);
     let registry = Registry::load(&runtime, &session, candidates, &rules, &settings.limits).await?;
+    // Shipped SKILL.md folders are unpacked beside the compiled components, so they can be
+    // preopened; without a cache directory, under the system's temporary directory.
+    let unpack_base = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("corral"));
+    let mut warnings = Vec::new();
+    let found = skills::discover(&ws_root, user_dir.as_deref(), &unpack_base, &mut warnings);
+    let mut skills = SkillSet::load(&runtime, &session, found, &settings.limits).await;
+    warnings.append(&mut skills.warnings);
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    skills.warnings = warnings;
     if verbose {
         for p in registry.plugins() {
             eprintln!("plugin {} ({}): {:?}", p.info.name, p.info.location, p.info.cache);
@@ -194,8 +243,11 @@ pub async fn prepare(g: &GlobalArgs, ci: bool) -> Result<Env, SetupError> {
         for s in registry.skipped() {
             eprintln!("plugin {} not loaded: {}", s.name, s.reason);
         }
+        for k in skills.all() {
+            eprintln!("skill {} ({}): {:?}", k.name, k.location, skills.component(k).cache);
+        }
     }
-    Ok(Env { settings, policy, provenance, session, runtime, registry })
+    Ok(Env { settings, policy, provenance, session, runtime, registry, skills })
 }
 
 #[cfg(test)]
@@ -271,6 +323,8 @@ mod tests {
             "be brief",
             "--audit-log",
             "audit.jsonl",
+            "--proactive-summaries",
+            "--memory-full",
             "-q",
             "--output-format",
             "json",
@@ -290,6 +344,7 @@ mod tests {
         assert_eq!(s.extra_plugins, vec![PathBuf::from("/cwd/p.wasm")]);
         assert!(!s.read_guard && !s.model.stream && !s.agent.history && !s.agent.continue_file);
         assert!(!s.agent.instructions && s.output.quiet && s.output.verbose);
+        assert!(s.agent.proactive_summaries && s.agent.memory_full);
         assert_eq!(s.model.temperature, Some(0.5));
         assert_eq!(s.output.format, config::OutputFormat::Json);
         assert_eq!(s.output.color, config::ColorChoice::Always);

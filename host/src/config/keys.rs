@@ -144,6 +144,8 @@ pub static KEYS: &[KeyDef] = &[
     key("agent.instructions", Kind::Bool, None),
     key("agent.system_prompt", Kind::Str, None),
     key("agent.audit_log", Kind::Str, Some(Plain("CORRAL_AUDIT_LOG"))),
+    key("agent.proactive_summaries", Kind::Bool, None),
+    key("agent.memory_full", Kind::Bool, None),
     key("output.quiet", Kind::Bool, None),
     key("output.format", Kind::Choice(FORMATS), None),
     key("output.color", Kind::Choice(COLORS), Some(Presence("NO_COLOR", "never"))),

@@ -117,6 +117,10 @@ pub struct AgentSettings {
     pub system_prompt: Option<String>,
     /// Where CI mode's audit log goes (relative to the workspace); `.corral/audit.jsonl` when unset.
     pub audit_log: Option<String>,
+    /// Summarise every 10 turns, for recaps when compaction drops turns.
+    pub proactive_summaries: bool,
+    /// Show all of `.corral/memory/MEMORY.md` (bounded) instead of a budgeted selection.
+    pub memory_full: bool,
 }
 
 /// How results are printed.
@@ -238,6 +242,8 @@ impl Default for AgentSettings {
             instructions: true,
             system_prompt: None,
             audit_log: None,
+            proactive_summaries: false,
+            memory_full: false,
         }
     }
 }
@@ -287,6 +293,8 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "agent.instructions" => Value::Bool(a.instructions),
         "agent.system_prompt" => opt_str(&a.system_prompt),
         "agent.audit_log" => opt_str(&a.audit_log),
+        "agent.proactive_summaries" => Value::Bool(a.proactive_summaries),
+        "agent.memory_full" => Value::Bool(a.memory_full),
         "output.quiet" => Value::Bool(o.quiet),
         "output.format" => Value::Str(o.format.as_str().into()),
         "output.color" => Value::Str(o.color.as_str().into()),
@@ -339,6 +347,8 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
         ("agent.instructions", Value::Bool(b)) => a.instructions = b,
         ("agent.system_prompt", Value::Str(x)) => a.system_prompt = Some(x),
         ("agent.audit_log", Value::Str(x)) => a.audit_log = Some(x),
+        ("agent.proactive_summaries", Value::Bool(b)) => a.proactive_summaries = b,
+        ("agent.memory_full", Value::Bool(b)) => a.memory_full = b,
         ("output.quiet", Value::Bool(b)) => o.quiet = b,
         ("output.format", Value::Str(x)) => o.format = OutputFormat::parse(&x).unwrap_or(o.format),
         ("output.color", Value::Str(x)) => o.color = ColorChoice::parse(&x).unwrap_or(o.color),

@@ -59,6 +59,12 @@ impl Client {
         &self.inner.cfg
     }
 
+    /// Whether requests carry the model's earlier reasoning back to it (so it costs
+    /// context). Neither wire format does: reasoning is shown to the person, not replayed.
+    pub fn replays_reasoning(&self) -> bool {
+        false
+    }
+
     fn target(&self) -> Target<'_> {
         Target { cfg: &self.inner.cfg, endpoint: &self.inner.endpoint }
     }

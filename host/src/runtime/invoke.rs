@@ -1,6 +1,6 @@
-//! One plugin call: a fresh store (WASI context with read-only preopens of the roots,
-//! captured stdio, memory limiter), instantiate from the cached `InstancePre`, call with a
-//! wall-clock timeout, and turn every way a plugin can fail into a typed [`ToolError`].
+//! One plugin call: a fresh store (WASI context with read-only preopens of what the call may
+//! see, captured stdio, memory limiter), instantiate from the cached `InstancePre`, call with
+//! a wall-clock timeout, and turn every way a plugin can fail into a typed [`ToolError`].
 
 use super::limits::{Limits, MemoryLimiter};
 use super::output::{ErrorKind, ToolError, ToolOutput};
@@ -8,6 +8,7 @@ use super::pipes::{CapturePipe, Captured};
 use super::{CallState, Runtime};
 use crate::capabilities::{PauseClock, PluginCtx, Session};
 use crate::wit::{ToolPlugin, ToolPluginPre, types as wit};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::Store;
@@ -23,6 +24,23 @@ pub struct CallReport<T> {
     pub duration: Duration,
 }
 
+/// What one call's sandbox shows the component, always read-only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum View {
+    /// The session's roots, each at its real absolute path (tool plugins).
+    Roots,
+    /// The roots, and `CORRAL_WORKSPACE` set to the workspace root (skill components).
+    SkillRoots,
+    /// One folder only, at its real absolute path, named by `CORRAL_SKILL_DIR` (the server
+    /// of a `SKILL.md` folder).
+    Folder(PathBuf),
+}
+
+/// The environment variable that tells a skill component where the workspace root is.
+pub const WORKSPACE_VAR: &str = "CORRAL_WORKSPACE";
+/// The environment variable that tells the folder-skill server which folder it serves.
+pub const SKILL_DIR_VAR: &str = "CORRAL_SKILL_DIR";
+
 struct Prepared {
     store: Store<CallState>,
     stdout: CapturePipe,
@@ -31,7 +49,7 @@ struct Prepared {
 }
 
 /// Runs `fut` for at most `limit` of wall-clock time, not counting the time recorded on
-/// `paused` (a plugin waiting for the person to answer a question). `None` on timeout.
+/// `paused` (a plugin waiting for the person to answer, or for a fetch). `None` on timeout.
 async fn with_pausable_timeout<F: Future>(limit: Duration, paused: &PauseClock, fut: F) -> Option<F::Output> {
     let fut = std::pin::pin!(fut);
     let mut fut = fut;
@@ -52,20 +70,37 @@ async fn with_pausable_timeout<F: Future>(limit: Duration, paused: &PauseClock, 
 }
 
 impl Runtime {
-    fn prepare(&self, plugin: &str, session: &Arc<Session>, limits: &Limits) -> Result<Prepared, ToolError> {
+    fn prepare(
+        &self,
+        plugin: &str,
+        session: &Arc<Session>,
+        limits: &Limits,
+        view: &View,
+    ) -> Result<Prepared, ToolError> {
         let paused = PauseClock::default();
         let stdout = CapturePipe::new(limits.stdio_bytes);
         let stderr = CapturePipe::new(limits.stdio_bytes);
         let mut b = WasiCtxBuilder::new();
         b.stdout(stdout.clone()).stderr(stderr.clone()).allow_blocking_current_thread(true);
-        for root in session.roots.all() {
-            let guest = root.path.to_string_lossy();
-            b.preopened_dir(&root.path, guest.as_ref(), FsPerms::ReadOnly).map_err(|e| {
-                ToolError::new(
-                    ErrorKind::Io,
-                    format!("cannot open root {} for the plugin: {e}", root.path.display()),
-                )
-            })?;
+        let preopen = |b: &mut WasiCtxBuilder, dir: &std::path::Path| {
+            let guest = dir.to_string_lossy();
+            b.preopened_dir(dir, guest.as_ref(), FsPerms::ReadOnly).map(|_| ()).map_err(|e| {
+                ToolError::new(ErrorKind::Io, format!("cannot open {} for the plugin: {e}", dir.display()))
+            })
+        };
+        match view {
+            View::Roots | View::SkillRoots => {
+                for root in session.roots.all() {
+                    preopen(&mut b, &root.path)?;
+                }
+                if *view == View::SkillRoots {
+                    b.env(WORKSPACE_VAR, session.roots.workspace().path.to_string_lossy());
+                }
+            }
+            View::Folder(dir) => {
+                preopen(&mut b, dir)?;
+                b.env(SKILL_DIR_VAR, dir.to_string_lossy());
+            }
         }
         let state = CallState {
             wasi: b.build(),
@@ -76,33 +111,26 @@ impl Runtime {
         Ok(Prepared { store: self.new_store(state), stdout, stderr, paused })
     }
 
-    /// Instantiates `pre` in a fresh store and runs `call` on the instance, within the
-    /// call's timeout; every failure becomes a [`ToolError`].
-    async fn run<R, T>(
+    /// Runs `call` (which instantiates the component in the fresh store it is given and
+    /// calls it) within the call's timeout; every failure becomes a [`ToolError`].
+    pub(super) async fn run<R, T>(
         &self,
-        pre: &ToolPluginPre<CallState>,
         plugin: &str,
         session: &Arc<Session>,
         limits: &Limits,
-        call: impl AsyncFnOnce(&mut Store<CallState>, ToolPlugin) -> wasmtime::Result<R>,
+        view: &View,
+        call: impl AsyncFnOnce(&mut Store<CallState>) -> wasmtime::Result<R>,
         convert: impl FnOnce(R) -> Result<T, ToolError>,
     ) -> CallReport<T> {
         let started = Instant::now();
-        let mut p = match self.prepare(plugin, session, limits) {
+        let mut p = match self.prepare(plugin, session, limits, view) {
             Ok(p) => p,
             Err(e) => {
                 let (stdout, stderr) = (Captured::default(), Captured::default());
                 return CallReport { result: Err(e), stdout, stderr, duration: started.elapsed() };
             }
         };
-        let outcome = {
-            let store = &mut p.store;
-            let fut = async move {
-                let inst = pre.instantiate_async(&mut *store).await?;
-                call(store, inst).await
-            };
-            with_pausable_timeout(limits.timeout, &p.paused, fut).await
-        };
+        let outcome = with_pausable_timeout(limits.timeout, &p.paused, call(&mut p.store)).await;
         let stderr = p.stderr.captured();
         let result = match outcome {
             None => Err(ToolError::new(
@@ -126,10 +154,11 @@ impl Runtime {
         session: &Arc<Session>,
         limits: &Limits,
     ) -> CallReport<Vec<wit::ToolSpec>> {
-        let call = async |store: &mut Store<CallState>, inst: ToolPlugin| {
+        let call = async |store: &mut Store<CallState>| {
+            let inst: ToolPlugin = pre.instantiate_async(&mut *store).await?;
             inst.corral_plugin_tool().call_describe(store).await
         };
-        self.run(pre, plugin, session, limits, call, Ok).await
+        self.run(plugin, session, limits, &View::Roots, call, Ok).await
     }
 
     /// Calls `invoke(tool, args_json)` on a fresh instance; the output is capped.
@@ -142,7 +171,8 @@ impl Runtime {
         args_json: &str,
         limits: &Limits,
     ) -> CallReport<ToolOutput> {
-        let call = async |store: &mut Store<CallState>, inst: ToolPlugin| {
+        let call = async |store: &mut Store<CallState>| {
+            let inst: ToolPlugin = pre.instantiate_async(&mut *store).await?;
             inst.corral_plugin_tool().call_invoke(store, tool, args_json).await
         };
         let limit = limits.output_bytes;
@@ -150,7 +180,7 @@ impl Runtime {
             Ok(out) => Ok(ToolOutput::from_wit(out, limit)),
             Err(e) => Err(ToolError::from(e)),
         };
-        self.run(pre, plugin, session, limits, call, convert).await
+        self.run(plugin, session, limits, &View::Roots, call, convert).await
     }
 }
 

@@ -1,5 +1,5 @@
-//! Running plugins: one engine, compiled components cached on disk, one `InstancePre` per
-//! component, and a fresh, limited store for every call.
+//! Running plugins (tools and skills): one engine, compiled components cached on disk, one
+//! `InstancePre` per component, and a fresh, limited store for every call.
 
 mod cache;
 mod engine;
@@ -8,9 +8,10 @@ mod limits;
 mod output;
 mod pipes;
 pub mod registry;
+pub mod skills;
 
 pub use cache::{Cache, CacheStatus, default_dir as default_cache_dir};
-pub use invoke::CallReport;
+pub use invoke::{CallReport, View};
 pub use limits::Limits;
 pub use output::{ErrorKind, ToolError, ToolOutput};
 pub use pipes::Captured;

@@ -1,8 +1,11 @@
 //! The built-in agent tools' logic, shared by their components: `think` (numbered scratchpad
-//! thoughts), `todo` (a checklist) and `question` (ask the person). Each module offers `spec()`
-//! and `run(host, args)`; state goes through [`State`](corral_plugin_sdk::host::State).
+//! thoughts), `todo` (a checklist), `question` (ask the person), `snapshot` (collapse an
+//! investigation into a summary) and `memory_write` (project notes). Each module offers
+//! `spec()` and `run(host, args)`; state goes through the SDK's host traits.
 
+pub mod memory;
 pub mod question;
+pub mod snapshot;
 pub mod think;
 pub mod todo;
 

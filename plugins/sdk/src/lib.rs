@@ -1,9 +1,11 @@
 //! The guest side of corral's plugin contract: implement [`Plugin`], call [`export_plugin!`],
-//! and build for `wasm32-wasip2`. The WIT bindings, JSON handling and path rules live here.
+//! and build for `wasm32-wasip2` (a skill: [`skill::Skill`] and [`export_skill!`]). The WIT
+//! bindings, JSON handling and path rules live here.
 
 pub mod args;
 pub mod host;
 pub mod paths;
+pub mod skill;
 mod spec;
 
 pub use serde_json::{self, Value, json};

@@ -4,8 +4,11 @@
 use super::policy::{NetMode, NetPolicy, plugin_patterns};
 use super::resolve::{self, Target};
 use super::{Code, HttpError, Request, Response};
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{Method, StatusCode};
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 use url::Url;
 
@@ -26,6 +29,40 @@ const HOST_OWNED: &[&str] = &[
 /// Headers kept when a redirect leaves the origin; credentials and the rest are dropped.
 const CROSS_ORIGIN_SAFE: &[&str] = &["accept", "accept-language", "user-agent"];
 const USER_AGENT: &str = concat!("corral/", env!("CARGO_PKG_VERSION"), " (+fetch)");
+/// The methods a plugin may use; CONNECT and TRACE (tunnels, reflection) are not among them.
+const METHODS: &[&str] = &["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+
+/// The client's only resolver: it answers the one name that was checked with the checked
+/// addresses and refuses every other lookup, so nothing can fall back to the system's DNS.
+#[derive(Debug)]
+pub(super) struct Pinned {
+    /// The checked name, lowercase without a trailing dot; `None` for an IP-literal URL.
+    name: Option<String>,
+    addrs: Vec<SocketAddr>,
+}
+
+impl Pinned {
+    pub(super) fn new(target: &Target) -> Pinned {
+        let name = target.domain.as_ref().map(|d| d.trim_end_matches('.').to_ascii_lowercase());
+        Pinned { name, addrs: target.addrs.clone() }
+    }
+
+    /// The addresses for `asked`, or `None` when it is not the checked name.
+    pub(super) fn answer(&self, asked: &str) -> Option<Vec<SocketAddr>> {
+        let asked = asked.trim_end_matches('.').to_ascii_lowercase();
+        (self.name.as_deref() == Some(asked.as_str())).then(|| self.addrs.clone())
+    }
+}
+
+impl Resolve for Pinned {
+    fn resolve(&self, name: Name) -> Resolving {
+        let result = match self.answer(name.as_str()) {
+            Some(addrs) => Ok(Box::new(addrs.into_iter()) as Addrs),
+            None => Err(format!("'{}' was not checked for this request", name.as_str()).into()),
+        };
+        Box::pin(std::future::ready(result))
+    }
+}
 
 fn denied_mode(mode: NetMode) -> HttpError {
     let now = match mode {
@@ -59,7 +96,7 @@ pub async fn run(
     };
     let limit = limit(policy, req.timeout);
     let url = req.url.clone();
-    match tokio::time::timeout(limit, follow(policy, plugin, &allow, req)).await {
+    match tokio::time::timeout(limit, follow(policy, plugin, &allow, limit, req)).await {
         Ok(result) => result,
         Err(_) => Err(HttpError::new(
             Code::Timeout,
@@ -94,9 +131,17 @@ async fn follow(
     policy: &NetPolicy,
     plugin: &str,
     allow: &[super::HostPattern],
+    limit: Duration,
     req: Request,
 ) -> Result<Response, HttpError> {
-    let method = Method::from_bytes(req.method.trim().to_ascii_uppercase().as_bytes())
+    let upper = req.method.trim().to_ascii_uppercase();
+    if !METHODS.contains(&upper.as_str()) {
+        return Err(HttpError::new(
+            Code::Other,
+            format!("the HTTP method '{}' is not allowed; use one of {}", req.method, METHODS.join(", ")),
+        ));
+    }
+    let method = Method::from_bytes(upper.as_bytes())
         .map_err(|_| HttpError::new(Code::Other, format!("invalid HTTP method '{}'", req.method)))?;
     let cap = req.max_bytes.map_or(policy.max_body, |m| m.min(policy.max_body));
     let mut hop = Hop {
@@ -107,7 +152,7 @@ async fn follow(
     };
     for n in 0..=policy.max_redirects {
         let target = resolve::check(policy, plugin, allow, &hop.url).await?;
-        let resp = send(policy, &target, &hop).await?;
+        let resp = send(policy, &target, &hop, limit).await?;
         let status = resp.status();
         let location = resp.headers().get(reqwest::header::LOCATION).cloned();
         let Some(location) = location.filter(|_| status.is_redirection()) else {
@@ -177,19 +222,22 @@ fn chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-/// Sends one hop to the checked addresses only.
-async fn send(policy: &NetPolicy, target: &Target, hop: &Hop) -> Result<reqwest::Response, HttpError> {
-    let mut builder = reqwest::Client::builder()
+/// Sends one hop to the checked addresses only: a client of its own whose resolver knows
+/// nothing but them, with no proxy, no pooled connections and no automatic redirects.
+async fn send(
+    policy: &NetPolicy,
+    target: &Target,
+    hop: &Hop,
+    limit: Duration,
+) -> Result<reqwest::Response, HttpError> {
+    let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .no_proxy()
+        .dns_resolver(Arc::new(Pinned::new(target)))
         .connect_timeout(policy.connect_timeout)
-        .timeout(policy.timeout)
+        .timeout(limit)
         .pool_max_idle_per_host(0)
-        .user_agent(USER_AGENT);
-    if let Some(domain) = &target.domain {
-        builder = builder.resolve_to_addrs(domain, &target.addrs);
-    }
-    let client = builder
+        .user_agent(USER_AGENT)
         .build()
         .map_err(|e| HttpError::new(Code::Other, format!("cannot set up the HTTP client: {}", chain(&e))))?;
     let mut rb = client.request(hop.method.clone(), hop.url.clone()).headers(hop.headers.clone());
@@ -199,7 +247,10 @@ async fn send(policy: &NetPolicy, target: &Target, hop: &Hop) -> Result<reqwest:
     rb.send().await.map_err(|e| {
         let to = resolve::show(&target.addrs);
         if e.is_timeout() {
-            HttpError::new(Code::Timeout, format!("{}: timed out ({to})", hop.url))
+            HttpError::new(
+                Code::Timeout,
+                format!("{}: no complete answer within {} s ({to})", hop.url, limit.as_secs_f64()),
+            )
         } else if e.is_connect() {
             HttpError::new(Code::Unreachable, format!("cannot connect to {} ({to}): {}", hop.url, chain(&e)))
         } else {
@@ -236,7 +287,8 @@ async fn read(mut resp: reqwest::Response, url: Url, cap: u64) -> Result<Respons
     Ok(Response { status, url: url.to_string(), headers, body, truncated })
 }
 
-/// How long the whole fetch may take at most.
+/// How long the whole fetch may take: what the request asks, at most the host's cap, or
+/// the host's default.
 fn limit(policy: &NetPolicy, asked: Option<Duration>) -> Duration {
-    asked.map_or(policy.timeout, |t| t.min(policy.timeout))
+    asked.map_or(policy.timeout, |t| t.min(policy.max_timeout))
 }

@@ -32,7 +32,7 @@ pub struct Request {
     pub body: Option<Vec<u8>>,
     /// Lowers the body cap.
     pub max_bytes: Option<u64>,
-    /// Lowers the total timeout.
+    /// The total time for the fetch (the host's default when unset, at most its cap).
     pub timeout: Option<Duration>,
 }
 

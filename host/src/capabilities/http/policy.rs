@@ -121,8 +121,10 @@ pub struct NetPolicy {
     pub hosts: BTreeMap<String, Vec<IpAddr>>,
     /// The raw body cap; a request may only lower it.
     pub max_body: u64,
-    /// Total time for one fetch, redirects included; a request may only lower it.
+    /// Total time for one fetch, redirects included, when the request gives none.
     pub timeout: Duration,
+    /// The longest total time a request may ask for.
+    pub max_timeout: Duration,
     pub connect_timeout: Duration,
     pub max_redirects: usize,
 }
@@ -139,6 +141,7 @@ impl Default for NetPolicy {
             hosts: BTreeMap::new(),
             max_body: MAX_BODY,
             timeout: Duration::from_secs(30),
+            max_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(10),
             max_redirects: 10,
         }

@@ -34,6 +34,18 @@ pub struct LoadRules {
     pub commands: bool,
 }
 
+impl LoadRules {
+    /// These rules, except that `plugin` gets everything it asks for and network and commands
+    /// count as on: for looking at a plugin (inspect, the clash check of `plugin add`), where
+    /// what it asks for is shown rather than enforced.
+    pub fn trusting(mut self, plugin: &str) -> LoadRules {
+        self.grants.insert(plugin.to_string(), CapSet::all());
+        self.network = true;
+        self.commands = true;
+        self
+    }
+}
+
 /// A plugin imports a host function its grant does not cover.
 #[derive(Debug, thiserror::Error)]
 #[error(
@@ -96,6 +108,21 @@ pub fn import_allowed(name: &str) -> bool {
     ["log", "workspace", "kv", "context", "http", "process", "host-info", "types"]
         .iter()
         .any(|i| name.starts_with(&format!("corral:plugin/{i}@0.1.")))
+}
+
+/// Whether a skill component may import `name`: WASI, and corral's log, kv, host-info and
+/// types. `process` only for corral's own folder-skill server (`server`), which runs the
+/// scripts of `SKILL.md` folders under run_command's policy; other skills have no more.
+pub fn skill_import_allowed(name: &str, server: bool) -> bool {
+    if name.starts_with("wasi:") {
+        return true;
+    }
+    let allowed: &[&str] = if server {
+        &["log", "kv", "host-info", "types", "process"]
+    } else {
+        &["log", "kv", "host-info", "types"]
+    };
+    allowed.iter().any(|i| name.starts_with(&format!("corral:plugin/{i}@0.1.")))
 }
 
 /// The component's import names, and the imported host functions that need a capability.
@@ -225,6 +252,17 @@ mod tests {
 
     fn set(names: &[&str]) -> CapSet {
         CapSet::parse(names).unwrap()
+    }
+
+    #[test]
+    fn skills_import_less_than_tools() {
+        assert!(skill_import_allowed("wasi:filesystem/preopens@0.2.6", false));
+        assert!(skill_import_allowed("corral:plugin/kv@0.1.0", false));
+        for denied in ["workspace", "context", "http", "process"] {
+            assert!(!skill_import_allowed(&format!("corral:plugin/{denied}@0.1.0"), false), "{denied}");
+        }
+        assert!(skill_import_allowed("corral:plugin/process@0.1.0", true), "the folder server runs commands");
+        assert!(!skill_import_allowed("corral:plugin/workspace@0.1.0", true));
     }
 
     #[test]

@@ -7,7 +7,7 @@ pub mod grants;
 mod spec;
 
 pub use discover::{Candidate, Origin, discover};
-pub use grants::{LoadRules, Pins};
+pub use grants::{LoadRules, Pins, skill_import_allowed};
 pub use spec::ToolSpec;
 
 use super::limits::Limits;
@@ -233,7 +233,7 @@ impl Registry {
 }
 
 /// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

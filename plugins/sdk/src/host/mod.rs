@@ -1,5 +1,6 @@
 //! What a plugin can ask of the host: the workspace roots, file changes, logging, session
-//! state, durable context sections, questions to the person, fetches, commands and settings. [`Host`]
+//! state, durable context sections, snapshots and memory notes, questions to the person,
+//! fetches, commands and settings. [`Host`]
 //! calls the real imports; the fakes in [`fake`] and [`FakeNet`] / [`FakeHostInfo`] stand in
 //! for native unit tests of tool logic.
 
@@ -317,10 +318,13 @@ pub mod context {
 mod state;
 pub use state::{Asker, State, load_json, save_json};
 
+mod snapshot;
+pub use snapshot::{FakeMemory, FakeSnapshots, Memory, SnapshotState, Snapshots};
+
 mod web;
 pub use web::{FakeHostInfo, FakeNet, HostInfo, HttpError, HttpErrorCode, HttpRequest, HttpResponse, Net};
 
 pub mod process;
-pub use process::{Command, FakeProc, Proc, ProcError, ProcErrorCode, ProcOutput};
+pub use process::{Call, Command, FakeProc, Proc, ProcError, ProcErrorCode, ProcOutput};
 
 pub mod fake;

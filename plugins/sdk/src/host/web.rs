@@ -17,7 +17,7 @@ pub struct HttpRequest {
     pub body: Option<Vec<u8>>,
     /// Lowers the host's body cap (5 MB).
     pub max_bytes: Option<u64>,
-    /// Lowers the host's total timeout (30 s).
+    /// The total time for the fetch: the host's default (30 s) when unset, at most 120 s.
     pub timeout_ms: Option<u32>,
 }
 

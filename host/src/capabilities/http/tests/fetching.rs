@@ -175,10 +175,15 @@ async fn slow_servers_time_out() {
         .await
         .unwrap_err();
     assert_eq!(e.code, Code::Timeout, "{}", e.message);
-    let p = NetPolicy { timeout: Duration::from_millis(300), ..trusting(&[&s]) };
+    let p = NetPolicy { max_timeout: Duration::from_millis(300), ..trusting(&[&s]) };
     let e =
         fetch(&p, Request { timeout: Some(Duration::from_secs(60)), ..get(&s.url("/")) }).await.unwrap_err();
     assert_eq!(e.code, Code::Timeout, "a request cannot raise the host's timeout");
+    let p = NetPolicy { timeout: Duration::from_millis(300), ..trusting(&[&s]) };
+    let e = fetch(&p, get(&s.url("/"))).await.unwrap_err();
+    assert_eq!(e.code, Code::Timeout, "the default applies when the request gives none");
+    let r = fetch(&p, Request { timeout: Some(Duration::from_secs(10)), ..get(&s.url("/")) }).await.unwrap();
+    assert_eq!(r.body, b"late", "a request may ask for more than the default, up to the cap");
 }
 
 #[tokio::test]

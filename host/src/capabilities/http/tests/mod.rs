@@ -3,5 +3,6 @@
 
 mod addr_table;
 mod fetching;
+mod hardening;
 mod policy;
 mod server;

@@ -1,5 +1,6 @@
-//! The system prompt: corral's role and working rules, the tool catalogue, the workspace and
-//! date, the project's instruction files, the durable sections, and any continue-here note.
+//! The system prompt: corral's role and working rules, the tool and skill catalogues, the
+//! workspace and date, the project's instruction files, the durable sections, and any
+//! continue-here note.
 
 use crate::capabilities::Session;
 use crate::llm::ToolDef;
@@ -20,9 +21,15 @@ changes to existing files you have not read in this session.
 - Use grep and list_files to find things instead of guessing paths.
 - For work with several steps, keep a plan with the todo tool and mark items done as you go.
 - Use think to reason through a hard problem before acting; your thinking notes are kept for you.
+- Context is limited: after reading through many files, call snapshot restore with a summary of what \
+you learned; the reads are replaced by your summary. Save lasting project facts with memory_write.
 - Paths are relative to the workspace root unless absolute.
 - When a tool returns an error, read it: it says what to fix. Do not repeat a failing call unchanged.
 - Your final answer (a reply with no tool calls) ends the task: make it a brief summary of the result.";
+
+const SKILLS: &str = "Skills are know-how for particular kinds of task, with files and scripts. \
+When the task matches a skill below, activate it with use_skill before you start: its instructions \
+are not shown until then.";
 
 const INTERACTIVE: &str = "A person is following this session. When the task is truly ambiguous and \
 a wrong guess would be costly, ask with the question tool; otherwise decide and proceed.";
@@ -37,6 +44,8 @@ pub struct StaticParts {
     pub role: String,
     /// The tool catalogue, one line per tool.
     pub catalogue: String,
+    /// The skill catalogue, one line per skill (empty when there are none).
+    pub skills: String,
     /// Workspace roots, as lines.
     pub roots: String,
     /// Instruction files, already wrapped and capped.
@@ -75,7 +84,26 @@ impl StaticParts {
             .join("\n");
         let ws = &session.roots.workspace().path;
         let instructions = if load_instructions { instruction_files(ws, warn) } else { String::new() };
-        StaticParts { role: role.unwrap_or(ROLE).to_string(), catalogue, roots, instructions, interactive }
+        StaticParts {
+            role: role.unwrap_or(ROLE).to_string(),
+            catalogue,
+            skills: String::new(),
+            roots,
+            instructions,
+            interactive,
+        }
+    }
+
+    /// Adds the skill catalogue: each skill's name and description, on one line.
+    pub fn with_skills<'s>(mut self, skills: impl IntoIterator<Item = (&'s str, &'s str)>) -> Self {
+        self.skills = skills
+            .into_iter()
+            .map(|(name, description)| {
+                format!("- {name}: {}", description.split_whitespace().collect::<Vec<_>>().join(" "))
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        self
     }
 
     /// The whole system prompt for the next request.
@@ -88,6 +116,12 @@ impl StaticParts {
         p.push_str(if self.interactive { INTERACTIVE } else { AUTONOMOUS });
         p.push_str("\n\n## Tools\n");
         p.push_str(&self.catalogue);
+        if !self.skills.is_empty() {
+            p.push_str("\n\n## Skills\n");
+            p.push_str(SKILLS);
+            p.push('\n');
+            p.push_str(&self.skills);
+        }
         p.push_str("\n\n## Environment\n");
         p.push_str(&self.roots);
         p.push_str(&format!("\n- Today is {today}.\n"));
@@ -176,6 +210,7 @@ mod tests {
         let parts = StaticParts {
             role: "ROLE".into(),
             catalogue: "- read_file: Reads.".into(),
+            skills: String::new(),
             roots: "- /w (workspace root)".into(),
             instructions: String::new(),
             interactive: false,
@@ -187,6 +222,19 @@ mod tests {
         assert!(p.contains("<todo>\n- [ ] a\n</todo>"));
         assert!(p.contains("<continue-here>") && p.contains("task was X"));
         assert!(p.contains("no one can answer questions"));
+    }
+
+    #[test]
+    fn the_skill_catalogue_has_one_line_per_skill_and_only_when_there_are_skills() {
+        let parts = StaticParts { role: "R".into(), catalogue: "- t: T.".into(), ..Default::default() };
+        assert!(!parts.render("d", &[], None).contains("## Skills"));
+        let parts =
+            parts.with_skills([("code-review", "Review a change.\n  Use before merging."), ("md", "Docs.")]);
+        let p = parts.render("d", &[], None);
+        let at = p.find("## Skills\n").expect("a Skills section");
+        assert!(at > p.find("## Tools").unwrap() && at < p.find("## Environment").unwrap());
+        assert!(p.contains("activate it with use_skill before you start"));
+        assert!(p.contains("\n- code-review: Review a change. Use before merging.\n- md: Docs.\n"), "{p}");
     }
 
     #[test]

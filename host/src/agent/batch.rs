@@ -1,0 +1,134 @@
+//! Running the tool calls of one model reply: each call in its sandbox (unless its tool was
+//! left out), its result recorded, the snapshot desk told what ran, a requested restore
+//! applied, and the read-only streak counted for the snapshot nudge.
+
+use super::{Agent, CallOutcome, Observer, Outcome, Stats, TODO_REMINDER_AFTER, Toolbox};
+use crate::context::snapshot;
+use crate::llm::{Message, Response};
+use std::collections::BTreeSet;
+
+impl Agent<'_> {
+    /// Records the reply and runs its calls in order. Err when the person interrupted (the
+    /// calls not run get an "interrupted" result, so every call keeps its answer).
+    pub(super) async fn run_calls(
+        &mut self,
+        response: &Response,
+        stats: &mut Stats,
+        obs: &mut dyn Observer,
+    ) -> Result<(), Outcome> {
+        let reply_id = self.transcript.push(response.to_message());
+        self.tools.session.snapshot.set_current(reply_id);
+        let mut used_todo = false;
+        let mut read_only_turn = true;
+        for (i, call) in response.tool_calls.iter().enumerate() {
+            obs.tool_start(call);
+            let interrupt = self.interrupt.clone();
+            let outcome = tokio::select! {
+                o = call_tool(&self.tools, &self.hidden, call) => o,
+                _ = interrupt.wait() => {
+                    for c in &response.tool_calls[i..] {
+                        self.transcript.push(Message::Tool {
+                            call_id: c.id.clone(),
+                            name: c.name.clone(),
+                            content: "error (interrupted): the person stopped this call".into(),
+                            is_error: true,
+                        });
+                    }
+                    return Err(Outcome::Interrupted);
+                }
+            };
+            let read_only = self.tools.is_read_only(&call.name);
+            read_only_turn &= read_only;
+            self.tools.session.snapshot.note_call(&call.name, read_only);
+            let outcome = self.finish_restore(reply_id, outcome, stats);
+            stats.tool_calls += 1;
+            if outcome.is_error {
+                stats.tool_errors += 1;
+            }
+            used_todo |= call.name == "todo";
+            obs.tool_done(call, &outcome);
+            self.activity.push(activity_line(call, &outcome));
+            if self.activity.len() > 50 {
+                self.activity.drain(..25);
+            }
+            let msg = Message::Tool {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: outcome.content,
+                is_error: outcome.is_error,
+            };
+            self.transcript.push_tool(msg, !read_only);
+        }
+        if used_todo {
+            self.turns_since_todo = 0;
+            self.reminder_gap = TODO_REMINDER_AFTER;
+            self.last_reminder = None;
+        } else {
+            self.turns_since_todo += 1;
+        }
+        if self.streak.turn(read_only_turn) && self.tools.registry.tool("snapshot").is_some() {
+            self.nudge(obs, snapshot::NUDGE);
+        }
+        Ok(())
+    }
+
+    /// Applies a `snapshot restore` the call just asked for: collapses its scope and
+    /// reports the result in place of the tool's own text.
+    fn finish_restore(&mut self, reply_id: u64, mut outcome: CallOutcome, stats: &mut Stats) -> CallOutcome {
+        let Some(restore) = self.tools.session.snapshot.take_pending() else { return outcome };
+        let result =
+            self.transcript.position(reply_id).ok_or_else(|| "the reply is gone".to_string()).and_then(
+                |end| {
+                    let start = snapshot::scope_start(&self.transcript, restore.from, end)?;
+                    snapshot::collapse(&mut self.transcript, start, end, &restore.label, &restore.summary)
+                },
+            );
+        match result {
+            Ok(c) => {
+                self.tools.session.snapshot.restored(&restore.label, &restore.summary);
+                stats.snapshot_restores += 1;
+                outcome.content = format!(
+                    "Collapsed {} turns into your summary '{}' (saved ~{} tokens). The summary is also kept in the \
+                     system prompt. Carry on from it.",
+                    c.turns, restore.label, c.saved
+                );
+                outcome.is_error = false;
+            }
+            Err(e) => {
+                outcome.content = format!("error (conflict): {e}");
+                outcome.is_error = true;
+            }
+        }
+        outcome
+    }
+}
+
+/// Runs one call, unless its tool was left out of this session.
+async fn call_tool(
+    tools: &Toolbox<'_>,
+    hidden: &BTreeSet<String>,
+    call: &crate::llm::ToolCall,
+) -> CallOutcome {
+    if hidden.contains(&call.name) {
+        return CallOutcome {
+            content: format!(
+                "error (not-found): the tool '{}' is not available in this session: its plugin's schemas did not \
+                 fit the model's context window. Use the tools you were given",
+                call.name
+            ),
+            is_error: true,
+            plugin: None,
+            duration: std::time::Duration::ZERO,
+            change: None,
+        };
+    }
+    tools.call(call).await
+}
+
+/// One line describing a call, for continue.md.
+fn activity_line(call: &crate::llm::ToolCall, outcome: &CallOutcome) -> String {
+    let args: String = call.arguments.chars().take(100).collect();
+    let result = outcome.content.lines().next().unwrap_or("").chars().take(80).collect::<String>();
+    let status = if outcome.is_error { "failed" } else { "ok" };
+    format!("{} {args} -> {status}: {result}", call.name)
+}

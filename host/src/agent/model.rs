@@ -1,0 +1,303 @@
+//! One model call kept within the context budget: the system prompt with its durable parts,
+//! the proactive compaction (rungs 1-3) when the estimate is over budget, and, when the
+//! provider refuses the request as too long, the full ladder below the refused size and a
+//! retry, tightening each round; plus the model-written summaries compaction asks for.
+
+use super::{Agent, Compaction, CompactionKind, Observer, Outcome, Stats, Stop};
+use crate::context::budget::prompt_tokens_in_error;
+use crate::context::compact::{Aids, Fixed, NoSummaries, Report, Rung, Summarizer, compact_to_budget};
+use crate::context::{recap, snapshot, tokens};
+use crate::llm::{Client, LlmError, Message, Request, Response};
+
+/// Reactive rounds (compact and retry) before the turn gives up.
+pub const MAX_REACTIVE_ROUNDS: u32 = 10;
+/// Estimated entries shorter than this many tokens are never recounted exactly.
+const RECOUNT_MIN: u32 = 64;
+
+/// Asks the model for a recap, with no tools, a short reply cap and temperature 0.
+pub(super) struct ModelSummarizer<'c> {
+    pub llm: &'c Client,
+    pub system: &'static str,
+    /// Summary calls made (each is a model call).
+    pub calls: u32,
+}
+
+impl Summarizer for ModelSummarizer<'_> {
+    async fn summarize(&mut self, span: String) -> Option<String> {
+        self.calls += 1;
+        let req = Request {
+            system: self.system.to_string(),
+            messages: vec![Message::user(recap::summary_request(&span))],
+            tools: Vec::new(),
+            max_tokens: recap::SUMMARY_MAX_TOKENS,
+            temperature: Some(0.0),
+        };
+        let r = self.llm.complete(&req, &mut |_| {}).await.ok()?;
+        Some(r.text).filter(|t| !t.trim().is_empty())
+    }
+}
+
+/// How the next request departs from the normal one while recovering from an overflow.
+#[derive(Debug, Clone, Default)]
+struct Recovery {
+    active: bool,
+    without_tools: bool,
+    system_chars: Option<usize>,
+}
+
+impl Agent<'_> {
+    /// The system prompt as it stands: static parts, memory, durable sections, snapshot
+    /// summaries and the continue note.
+    pub(super) fn system_prompt(&self) -> String {
+        let mut sections: Vec<(String, String)> = Vec::new();
+        if let Some(m) = &self.memory {
+            sections.push(("memory".into(), m.clone()));
+        }
+        sections.extend(self.tools.session.sections.all().into_iter().map(|(n, s)| (n, s.body)));
+        let chars = self.budget.window().map_or(snapshot::SHOWN_MAX_CHARS, |w| {
+            snapshot::SHOWN_MAX_CHARS.min(usize::try_from(w / 10 * 4).unwrap_or(usize::MAX))
+        });
+        if let Some(h) = snapshot::history_section(&self.tools.session.snapshot.history(), chars) {
+            sections.push(("snapshots".into(), h));
+        }
+        self.prompt.render(&self.today, &sections, self.continue_note.as_deref())
+    }
+
+    /// The cost of the fixed parts of the request (system prompt and tool schemas), cached.
+    pub(super) fn fixed(&mut self, system: &str) -> Fixed {
+        if self.system_cost.0 != system || (!self.system_cost.1.exact && tokens::ready()) {
+            self.system_cost = (system.to_string(), tokens::count(system).plus(tokens::PER_MESSAGE));
+        }
+        if !self.tool_cost.exact && tokens::ready() {
+            self.tool_cost = crate::context::schemas::cost(&self.defs);
+        }
+        Fixed { system: u64::from(self.system_cost.1.n), tools: u64::from(self.tool_cost.n) }
+    }
+
+    /// Makes the estimates exact where it matters: once the tokenizer is loaded, and before
+    /// that, waiting for it when the conversation is past half the budget.
+    fn settle_counts(&mut self) {
+        let wait = self.budget.budget_estimate().is_some_and(|b| self.transcript.tokens() * 2 > b);
+        self.transcript.refresh(RECOUNT_MIN, wait);
+    }
+
+    /// The estimated size of the request.
+    pub(super) fn estimate(&self, fixed: Fixed) -> u64 {
+        self.transcript.tokens() + fixed.system + fixed.tools
+    }
+
+    /// Sends the next request within the budget. Before it, rungs 1-3 when the estimate is
+    /// over the budget; when the provider refuses it as too long (or it certainly cannot
+    /// fit), the whole ladder below the refused size and a retry, at most
+    /// [`MAX_REACTIVE_ROUNDS`] times. Tools and system-prompt cuts last for that request only.
+    pub(super) async fn call_model(
+        &mut self,
+        stats: &mut Stats,
+        obs: &mut dyn Observer,
+    ) -> Result<Response, Stop> {
+        self.settle_counts();
+        let system = self.system_prompt();
+        let mut fixed = self.fixed(&system);
+        if let Some(target) =
+            self.budget.proactive_target().filter(|_| self.budget.over(self.estimate(fixed)))
+        {
+            let mut none = NoSummaries;
+            let r = compact_to_budget(
+                &mut self.transcript,
+                fixed,
+                target,
+                &Rung::PROACTIVE,
+                &mut Aids::new(&mut none, None),
+            )
+            .await;
+            if let Ok(report) = r {
+                self.report(Compaction { kind: CompactionKind::Proactive, round: 0, report }, stats, obs);
+            }
+        }
+        let mut rec = Recovery::default();
+        let mut round = 0;
+        loop {
+            let estimate = self.estimate(fixed);
+            let cap =
+                if rec.active { self.budget.recovery_cap(estimate) } else { self.budget.reply_cap(estimate) };
+            let refused = match cap {
+                None => estimate,
+                Some(cap) => match self.send(&system, &rec, cap, stats, obs).await {
+                    Ok(r) => {
+                        self.budget.observe(estimate, r.usage.input_tokens);
+                        return Ok(r);
+                    }
+                    Err(Some(LlmError::ContextOverflow { message, limit })) => {
+                        if let Some(l) = limit {
+                            self.budget.learn_window(l);
+                        }
+                        if let Some(n) = prompt_tokens_in_error(&message) {
+                            self.budget.observe(estimate, n);
+                        }
+                        estimate
+                    }
+                    Err(Some(e)) => return Err((Outcome::Error, Some(e.to_string()))),
+                    Err(None) => return Err((Outcome::Interrupted, None)),
+                },
+            };
+            round += 1;
+            if round > MAX_REACTIVE_ROUNDS {
+                return Err((Outcome::Error, Some(self.overflow_error(round - 1))));
+            }
+            let target = self.budget.reactive_target(refused);
+            let fallback = self.checkpoints.render();
+            let mut summarizer = ModelSummarizer { llm: self.llm, system: recap::SUMMARY_SYSTEM, calls: 0 };
+            let interrupt = self.interrupt.clone();
+            let mut aids = Aids::new(&mut summarizer, fallback);
+            let compacted = tokio::select! {
+                r = compact_to_budget(&mut self.transcript, fixed, target, &Rung::ALL, &mut aids) => r,
+                _ = interrupt.wait() => return Err((Outcome::Interrupted, None)),
+            };
+            drop(aids);
+            stats.llm_calls += summarizer.calls;
+            let report = match compacted {
+                Ok(r) => r,
+                Err(e) => return Err((Outcome::Error, Some(e.to_string()))),
+            };
+            let progress = report.after < refused;
+            rec.active = true;
+            rec.without_tools |= report.without_tools;
+            if rec.without_tools {
+                fixed.tools = 0;
+            }
+            if let Some(chars) = report.system_chars {
+                rec.system_chars = Some(chars);
+                let cut: String = system.chars().take(chars).collect();
+                fixed.system = u64::from(tokens::count(&cut).n) + u64::from(tokens::PER_MESSAGE);
+            }
+            self.report(Compaction { kind: CompactionKind::Reactive, round, report }, stats, obs);
+            if !progress {
+                return Err((Outcome::Error, Some(self.overflow_error(round))));
+            }
+        }
+    }
+
+    /// One request; `Err(None)` when the person interrupted it.
+    async fn send(
+        &mut self,
+        system: &str,
+        rec: &Recovery,
+        cap: u32,
+        stats: &mut Stats,
+        obs: &mut dyn Observer,
+    ) -> Result<Response, Option<LlmError>> {
+        let req = Request {
+            system: match rec.system_chars {
+                Some(n) => system.chars().take(n).collect(),
+                None => system.to_string(),
+            },
+            messages: self.transcript.messages(),
+            tools: if rec.without_tools { Vec::new() } else { self.defs.clone() },
+            max_tokens: cap,
+            temperature: self.cfg.temperature,
+        };
+        obs.waiting();
+        stats.llm_calls += 1;
+        let interrupt = self.interrupt.clone();
+        let mut on_event = |e: crate::llm::Event| obs.event(&e);
+        tokio::select! {
+            r = self.llm.complete(&req, &mut on_event) => r.map_err(Some),
+            _ = interrupt.wait() => Err(None),
+        }
+    }
+
+    fn overflow_error(&self, rounds: u32) -> String {
+        let window = self.budget.window().map(|w| format!(" ({w} tokens)")).unwrap_or_default();
+        format!(
+            "the conversation no longer fits the model's context window{window}, even after {rounds} rounds of \
+             compaction. The task and progress are saved in .corral/continue.md: start a new session to continue \
+             from it, or use a model with a larger context window (--max-context-tokens says how large it is)"
+        )
+    }
+
+    /// Records and shows a compaction.
+    pub(super) fn report(&mut self, c: Compaction, stats: &mut Stats, obs: &mut dyn Observer) {
+        if c.report.applied.is_empty() {
+            return;
+        }
+        stats.compacted(&c);
+        obs.compaction(&c);
+    }
+
+    /// `--proactive-summaries`: every 10 turns, summarises the turns since the last
+    /// checkpoint; when the store is full, merges its oldest half.
+    pub(super) async fn checkpoint_if_due(
+        &mut self,
+        stats: &mut Stats,
+        obs: &mut dyn Observer,
+    ) -> Result<(), Stop> {
+        if !self.cfg.proactive_summaries || !self.checkpoints.due() {
+            return Ok(());
+        }
+        let from = self.checkpoints.batch_start();
+        let start = self.transcript.entries().iter().position(|e| e.id >= from && e.recap.is_none());
+        let span: Vec<&crate::context::Entry> = match start {
+            Some(i) => self.transcript.entries()[i..].iter().collect(),
+            None => Vec::new(),
+        };
+        if span.is_empty() {
+            self.checkpoints.postpone();
+            return Ok(());
+        }
+        let text = recap::render_span(&span);
+        let next = self.transcript.next_id();
+        let mut s = ModelSummarizer { llm: self.llm, system: recap::SUMMARY_SYSTEM, calls: 0 };
+        let interrupt = self.interrupt.clone();
+        let summary = tokio::select! {
+            r = s.summarize(text) => r,
+            _ = interrupt.wait() => return Err((Outcome::Interrupted, None)),
+        };
+        let Some(summary) = summary else {
+            stats.llm_calls += s.calls;
+            self.checkpoints.postpone();
+            obs.notice("could not get a checkpoint summary from the model; trying again later");
+            return Ok(());
+        };
+        if self.checkpoints.add(&summary, next) {
+            let (old, n) = self.checkpoints.oldest_half();
+            s.system = recap::MERGE_SYSTEM;
+            let merged = tokio::select! {
+                r = s.summarize(old) => r,
+                _ = interrupt.wait() => return Err((Outcome::Interrupted, None)),
+            };
+            self.checkpoints.merge_oldest(n, merged);
+        }
+        stats.llm_calls += s.calls;
+        obs.notice(&format!("checkpoint summary {} stored", self.checkpoints.len()));
+        Ok(())
+    }
+
+    /// Compacts with `rungs` down to `target` outside a model call (the REPL's /compact).
+    pub(super) async fn compact_now(
+        &mut self,
+        rungs: &[Rung],
+        obs: &mut dyn Observer,
+    ) -> Result<Report, String> {
+        let system = self.system_prompt();
+        let fixed = self.fixed(&system);
+        let fallback = self.checkpoints.render();
+        let mut summarizer = ModelSummarizer { llm: self.llm, system: recap::SUMMARY_SYSTEM, calls: 0 };
+        let report = compact_to_budget(
+            &mut self.transcript,
+            fixed,
+            0,
+            rungs,
+            &mut Aids::new(&mut summarizer, fallback),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        let mut stats = Stats { llm_calls: summarizer.calls, ..Stats::default() };
+        self.report(
+            Compaction { kind: CompactionKind::Manual, round: 0, report: report.clone() },
+            &mut stats,
+            obs,
+        );
+        self.totals.add(&stats);
+        Ok(report)
+    }
+}

@@ -1,0 +1,195 @@
+//! Loading skills: compile each component once (the folder server once for all folders),
+//! ask every skill who it is, check the answer, and settle name clashes: project over user
+//! over shipped, each clash reported. A skill that cannot load is skipped with a warning.
+
+use super::{Candidate, Component, ComponentInfo, Kind, Shadowed, Skill, SkillSet, rules};
+use crate::builtins::SKILL_SERVER;
+use crate::capabilities::Session;
+use crate::runtime::invoke::View;
+use crate::runtime::registry::skill_import_allowed;
+use crate::runtime::{CallState, Limits, Runtime, ToolError};
+use crate::wit::skill_world::{SkillPlugin, SkillPluginPre};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+use wasmtime::Store;
+
+impl SkillSet {
+    /// Loads every candidate (in precedence order: project, user, shipped).
+    pub async fn load(
+        rt: &Runtime,
+        session: &Arc<Session>,
+        candidates: Vec<Candidate>,
+        limits: &Limits,
+    ) -> SkillSet {
+        let mut set = SkillSet::default();
+        let mut server: Option<Result<usize, String>> = None;
+        let mut loaded: Vec<Skill> = Vec::new();
+        for c in candidates {
+            let compiled = match c.kind {
+                Kind::Component => set.compile(rt, &c.location, &c.bytes, c.sha256, false),
+                Kind::Folder => server
+                    .get_or_insert_with(|| {
+                        let location = format!("embedded in corral ({}.wasm)", SKILL_SERVER.name);
+                        set.compile(rt, &location, SKILL_SERVER.bytes, Some(SKILL_SERVER.sha256), true)
+                    })
+                    .clone(),
+            };
+            let component = match compiled {
+                Ok(i) => i,
+                Err(why) => {
+                    set.warnings.push(format!("skipping skill {}: {why}", c.location));
+                    continue;
+                }
+            };
+            let view = match (&c.kind, &c.path) {
+                (Kind::Folder, Some(dir)) => View::Folder(dir.clone()),
+                _ => View::SkillRoots,
+            };
+            let hint = c.path.as_ref().and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned());
+            let label = hint.unwrap_or_else(|| "skill".into());
+            match describe(rt, &set.components[component].pre, &label, session, limits, &view).await {
+                Ok((name, description)) => loaded.push(Skill {
+                    name,
+                    description,
+                    kind: c.kind,
+                    source: c.source,
+                    location: c.location,
+                    path: c.path,
+                    component,
+                    view,
+                }),
+                Err(why) => set.warnings.push(format!("skipping skill {}: {why}", c.location)),
+            }
+        }
+        set.settle(loaded);
+        for skill in &set.skills {
+            session.granted.set(&skill.plugin_name(), skill.grants());
+        }
+        set
+    }
+
+    /// Compiles (or loads from the cache) one component and checks its imports.
+    fn compile(
+        &mut self,
+        rt: &Runtime,
+        location: &str,
+        bytes: &[u8],
+        sha256: Option<&str>,
+        server: bool,
+    ) -> Result<usize, String> {
+        let sha256 = match sha256 {
+            Some(s) => s.to_string(),
+            None => Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect(),
+        };
+        let (component, cache) = rt
+            .cache()
+            .load(rt.engine(), bytes, &sha256)
+            .map_err(|e| format!("it is not a valid component: {e:#}"))?;
+        let imports: Vec<String> =
+            component.component_type().imports(rt.engine()).map(|(name, _)| name.to_string()).collect();
+        if let Some(bad) = imports.iter().find(|i| !skill_import_allowed(i, server)) {
+            return Err(format!(
+                "it imports '{bad}', which skills cannot use. A skill component may import WASI and \
+                 corral:plugin/{{log,kv,host-info}}@0.1; its scripts run inside its own sandbox"
+            ));
+        }
+        let pre = rt.linker.instantiate_pre(&component).map_err(|e| format!("it cannot be linked: {e:#}"))?;
+        let pre = SkillPluginPre::new(pre)
+            .map_err(|e| format!("it is not a skill component (world skill-plugin): {e:#}"))?;
+        let info =
+            ComponentInfo { location: location.to_string(), sha256, size: bytes.len(), cache, imports };
+        self.components.push(Component { info, pre });
+        Ok(self.components.len() - 1)
+    }
+
+    /// Keeps the first skill of each name (candidates come in precedence order) and records
+    /// the others as shadowed, with a warning naming both.
+    fn settle(&mut self, loaded: Vec<Skill>) {
+        for skill in loaded {
+            match self.skills.iter().find(|s| s.name == skill.name) {
+                Some(winner) => {
+                    self.warnings.push(format!(
+                        "skill '{}' from {} ({}) is hidden by the one from {} ({})",
+                        skill.name,
+                        skill.location,
+                        skill.source.as_str(),
+                        winner.location,
+                        winner.source.as_str()
+                    ));
+                    self.shadowed.push(Shadowed {
+                        name: skill.name,
+                        source: skill.source,
+                        location: skill.location,
+                        by_source: winner.source,
+                        by_location: winner.location.clone(),
+                    });
+                }
+                None => self.skills.push(skill),
+            }
+        }
+        self.skills.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+}
+
+/// Asks a skill for its name and description in a fresh instance, and checks them.
+async fn describe(
+    rt: &Runtime,
+    pre: &SkillPluginPre<CallState>,
+    label: &str,
+    session: &Arc<Session>,
+    limits: &Limits,
+    view: &View,
+) -> Result<(String, String), String> {
+    let call = async |store: &mut Store<CallState>| {
+        let inst: SkillPlugin = pre.instantiate_async(&mut *store).await?;
+        inst.corral_plugin_skill().call_describe(store).await
+    };
+    let report = rt.run(label, session, limits, view, call, |r| r.map_err(ToolError::from)).await;
+    let info = report.result.map_err(|e| e.message)?;
+    rules::check_name(&info.name)?;
+    rules::check_description(&info.description).map_err(|e| format!("skill '{}': {e}", info.name))?;
+    Ok((info.name, info.description))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Source;
+    use super::*;
+
+    fn skill(name: &str, source: Source, location: &str) -> Skill {
+        Skill {
+            name: name.into(),
+            description: "d".into(),
+            kind: Kind::Folder,
+            source,
+            location: location.into(),
+            path: None,
+            component: 0,
+            view: View::SkillRoots,
+        }
+    }
+
+    #[test]
+    fn project_beats_user_beats_shipped_and_each_clash_is_reported() {
+        let mut set = SkillSet::default();
+        set.settle(vec![
+            skill("review", Source::Project, "/w/.corral/skills/review"),
+            skill("docs", Source::User, "/u/skills/docs"),
+            skill("review", Source::User, "/u/skills/review"),
+            skill("docs", Source::Shipped, "embedded"),
+            skill("review", Source::Shipped, "/cache/review"),
+        ]);
+        let kept: Vec<(&str, Source)> = set.all().iter().map(|s| (s.name.as_str(), s.source)).collect();
+        assert_eq!(kept, [("docs", Source::User), ("review", Source::Project)]);
+        assert_eq!(
+            set.warnings,
+            [
+                "skill 'review' from /u/skills/review (user) is hidden by the one from /w/.corral/skills/review (project)",
+                "skill 'docs' from embedded (shipped) is hidden by the one from /u/skills/docs (user)",
+                "skill 'review' from /cache/review (shipped) is hidden by the one from /w/.corral/skills/review (project)",
+            ]
+        );
+        assert_eq!(set.shadowed.len(), 3);
+        assert_eq!(set.shadowed[0].by_source, Source::Project);
+    }
+}

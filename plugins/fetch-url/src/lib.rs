@@ -1,0 +1,17 @@
+//! The `fetch_url` built-in tool as a component; the logic is in `webtools::fetch`.
+
+use corral_plugin_sdk::{Output, Plugin, Spec, ToolError, Value, host::Host};
+
+struct Tool;
+
+impl Plugin for Tool {
+    fn tools() -> Vec<Spec> {
+        vec![webtools::fetch::spec()]
+    }
+
+    fn call(_name: &str, args: Value) -> Result<Output, ToolError> {
+        webtools::fetch::run(&Host, &Host, &args)
+    }
+}
+
+corral_plugin_sdk::export_plugin!(Tool);
