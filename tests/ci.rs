@@ -232,7 +232,8 @@ fn exec_under_a_policy_writes_every_call_to_the_audit_log() {
     assert_eq!(
         end["stats"],
         json!({"turns": 3, "llm_calls": 3, "tool_calls": 5, "tool_errors": 3, "input_tokens": input,
-               "output_tokens": output})
+               "output_tokens": output, "compactions": 0, "reactive_compactions": 0, "tokens_saved": 0,
+               "turns_dropped": 0, "snapshot_restores": 0})
     );
     let log = std::fs::read_to_string(sb.ws.join(".corral/audit.jsonl")).unwrap();
     assert!(

@@ -160,6 +160,8 @@ fn a_policy_pins_plugins_by_sha256() {
     let r = sb.run(&["--policy", &file, "--plugin", &p, "tools"]).ok();
     let names: Vec<&str> = r.stdout.lines().skip(1).map(|l| l.split_whitespace().next().unwrap()).collect();
     assert_eq!(names, ["count", "flood", "huge", "membomb", "ok", "panic", "read_file", "recurse", "spin"]);
+    let r = sb.run(&["--policy", &file, "--plugin", &p, "skills"]).ok();
+    assert!(!r.stdout.contains("code-review"), "no skill loads under a policy: {}", r.stdout);
     let r = sb.run(&["--policy", &file, "--plugin", &p, "plugins"]).ok();
     assert!(r.stdout.contains("write_file (built-in, sha256 "), "{}", r.stdout);
     assert!(r.stdout.contains(&format!("it is not in the policy file {file}")), "{}", r.stdout);

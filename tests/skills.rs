@@ -54,6 +54,38 @@ fn fail(run: &Run) -> String {
 }
 
 #[test]
+fn a_folder_skills_script_runs_as_an_allowed_command() {
+    let sb = Sandbox::new();
+    let dir = sb.ws.join(".corral/skills/greeter");
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    std::fs::write(dir.join("SKILL.md"), "---\nname: greeter\ndescription: Greets people by name.\n---\nRun the script.\n")
+        .unwrap();
+    std::fs::write(
+        dir.join("scripts/hello.sh"),
+        "#!/bin/sh\n# Greets. Args: NAME\necho \"hello $1\"\necho \"secret=${CORRAL_TEST_SECRET:-unset}\"\npwd\n",
+    )
+    .unwrap();
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![
+            skill_call(json!({"name": "greeter", "action": "script", "args": "scripts/hello.sh world"})),
+            Step::Reply(Reply::text("Greeted.")),
+        ],
+    );
+    let url = server.url();
+    let args = ["--base-url", &url, "--model", "test-model", "--no-stream", "--allowed-commands", "sh", "greet"];
+    let run = Run::from(sb.cmd().args(args).env("CORRAL_TEST_SECRET", "hunter2").output().unwrap());
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    let reqs = server.requests();
+    let ws = std::fs::canonicalize(&sb.ws).unwrap();
+    assert_eq!(
+        last_result(&reqs[1]),
+        format!("scripts/hello.sh exited with 0\nhello world\nsecret=unset\n{}\n", ws.display()),
+        "the script ran with sh from the allowlist, in the workspace, without corral's environment"
+    );
+}
+
+#[test]
 fn a_skill_session_from_catalogue_to_scripts() {
     let sb = Sandbox::new();
     release_notes(&sb);
@@ -118,7 +150,7 @@ fn a_skill_session_from_catalogue_to_scripts() {
         last_result(&reqs[3]),
         "error (permission-denied): the script 'scripts/draft.sh' of skill 'release-notes' was not run: scripts in a \
          SKILL.md folder run as commands, under the same policy as run_command, and the host refused to run 'sh': \
-         running commands is not available\n\
+         running commands is off; the user can enable commands with --allowed-commands LIST, --commands ask or --yolo\n\
          hint: commands are off unless corral is started with them enabled and 'sh' allowed (for example \
          `--allowed-commands sh`); until then, do what the script does with the other tools (read it with use_skill \
          action \"load\")"

@@ -348,6 +348,7 @@ fn the_allowed_server_is_fetched_and_its_page_wrapped_as_untrusted() {
 fn network_off_and_llm_only_refuse_with_their_message() {
     let lab = Lab::new();
     let url = lab.allowed.url("/page");
+    let probe = support::test_plugin("needs_http").to_str().unwrap().to_string();
     for (flags, mode) in [
         (&["--network", "off"][..], "(--network off: no network at all)"),
         (
@@ -356,13 +357,20 @@ fn network_off_and_llm_only_refuse_with_their_message() {
         ),
         (&[][..], "(--network llm-only, the default"),
     ] {
-        let r = lab.fetch(flags, &url).tool_err();
+        // fetch_url is not even loaded, and `corral tool` says why.
+        let r = lab.fetch(flags, &url);
+        assert_eq!(r.code, 2, "{flags:?}: {}", r.stderr);
+        assert_eq!(
+            r.stderr,
+            "error: the built-in tool 'fetch_url' is not loaded: it uses the network: start corral with --network on\n"
+        );
+        // A plugin granted http is refused by the host, with the mode in force.
+        let mut all = vec!["--plugin", probe.as_str(), "--grant", "needs_http=http"];
+        all.extend_from_slice(flags);
+        let r = lab.sb.tool(&all, "fetch_probe", &json!({ "url": url })).tool_err();
         let want = format!("error (permission-denied): network access for plugins is disabled {mode}");
         assert!(r.stderr.starts_with(&want), "{flags:?}: {}", r.stderr);
         assert!(r.stderr.contains("Start corral with --network on"), "{}", r.stderr);
-        assert!(
-            r.stderr.contains("hint: this is the user's network policy") && r.stderr.contains("do not retry")
-        );
     }
     assert_eq!(lab.allowed.connections(), 0, "no mode but on reaches even the allowed server");
     assert!(lab.forbidden_connections().is_empty());

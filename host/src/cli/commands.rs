@@ -276,6 +276,10 @@ async fn tool(env: &setup::Env, name: &str, args: &str) -> i32 {
         return print(&text);
     }
     let Some((_, plugin)) = env.registry.tool(name) else {
+        if let Some(s) = env.registry.skipped().iter().find(|s| s.name == name) {
+            eprintln!("error: the built-in tool '{name}' is not loaded: {}", s.reason);
+            return 2;
+        }
         let near = env.registry.closest(name, 3);
         eprintln!(
             "error: no tool named '{name}'. Closest: {}. Run `corral tools` for the list.",

@@ -229,7 +229,15 @@ pub async fn prepare(g: &GlobalArgs, ci: bool) -> Result<Env, SetupError> {
     // preopened; without a cache directory, under the system's temporary directory.
     let unpack_base = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("corral"));
     let mut warnings = Vec::new();
-    let found = skills::discover(&ws_root, user_dir.as_deref(), &unpack_base, &mut warnings);
+    let mut found = skills::discover(&ws_root, user_dir.as_deref(), &unpack_base, &mut warnings);
+    if policy.is_some() && !found.is_empty() {
+        // A policy file pins plugins by sha256; it has no way to pin a skill yet, so under a
+        // policy nothing runs that it did not name: skills are left out.
+        if verbose {
+            eprintln!("{} skills not loaded: skills cannot be pinned in a policy file", found.len());
+        }
+        found.clear();
+    }
     let mut skills = SkillSet::load(&runtime, &session, found, &settings.limits).await;
     warnings.append(&mut skills.warnings);
     for w in &warnings {
