@@ -74,7 +74,7 @@ fn a_folder_skills_script_runs_as_an_allowed_command() {
     );
     let url = server.url();
     let args = ["--base-url", &url, "--model", "test-model", "--no-stream", "--allowed-commands", "sh", "greet"];
-    let run = Run::from(sb.cmd().args(args).env("CORRAL_TEST_SECRET", "hunter2").output().unwrap());
+    let run = sb.run_with_env(&args, &[("CORRAL_TEST_SECRET", "hunter2")]);
     assert_eq!(run.code, 0, "{}", fail(&run));
     let reqs = server.requests();
     let ws = std::fs::canonicalize(&sb.ws).unwrap();

@@ -128,6 +128,11 @@ impl Sandbox {
         Run::from(self.cmd().args(args).output().expect("run corral"))
     }
 
+    /// Runs corral with `args` and extra environment variables `envs`.
+    pub fn run_with_env(&self, args: &[&str], envs: &[(&str, &str)]) -> Run {
+        Run::from(self.cmd().args(args).envs(envs.iter().copied()).output().expect("run corral"))
+    }
+
     /// Calls one tool with JSON arguments, plus extra flags before the command.
     pub fn tool(&self, flags: &[&str], name: &str, args: &serde_json::Value) -> Run {
         let json = args.to_string();
