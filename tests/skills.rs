@@ -58,8 +58,11 @@ fn a_folder_skills_script_runs_as_an_allowed_command() {
     let sb = Sandbox::new();
     let dir = sb.ws.join(".corral/skills/greeter");
     std::fs::create_dir_all(dir.join("scripts")).unwrap();
-    std::fs::write(dir.join("SKILL.md"), "---\nname: greeter\ndescription: Greets people by name.\n---\nRun the script.\n")
-        .unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: greeter\ndescription: Greets people by name.\n---\nRun the script.\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.join("scripts/hello.sh"),
         "#!/bin/sh\n# Greets. Args: NAME\necho \"hello $1\"\necho \"secret=${CORRAL_TEST_SECRET:-unset}\"\npwd\n",
@@ -73,7 +76,8 @@ fn a_folder_skills_script_runs_as_an_allowed_command() {
         ],
     );
     let url = server.url();
-    let args = ["--base-url", &url, "--model", "test-model", "--no-stream", "--allowed-commands", "sh", "greet"];
+    let args =
+        ["--base-url", &url, "--model", "test-model", "--no-stream", "--allowed-commands", "sh", "greet"];
     let run = sb.run_with_env(&args, &[("CORRAL_TEST_SECRET", "hunter2")]);
     assert_eq!(run.code, 0, "{}", fail(&run));
     let reqs = server.requests();

@@ -86,7 +86,13 @@ pub fn rows() -> Result<Vec<Row>> {
             bytes: Cow::Owned(bytes),
             sha256: None,
         };
-        let registry = tokio.block_on(Registry::load(&rt, &session, vec![candidate], &LoadRules::default().trusting(tool), &limits))?;
+        let registry = tokio.block_on(Registry::load(
+            &rt,
+            &session,
+            vec![candidate],
+            &LoadRules::default().trusting(tool),
+            &limits,
+        ))?;
         let (_, plugin) = registry.tool(tool).with_context(|| format!("{tool} not offered"))?;
         let mut calls: Vec<Duration> = Vec::new();
         for i in 0..CALL_WARMUP + CALL_RUNS {

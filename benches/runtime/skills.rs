@@ -99,7 +99,8 @@ fn startup_share(
     for i in 0..=WARM_LOAD_RUNS {
         let started = Instant::now();
         let candidates = runtime::registry::discover(ws, None, &[])?;
-        let registry = tokio.block_on(Registry::load(&rt, session, candidates, &LoadRules::default(), limits))?;
+        let registry =
+            tokio.block_on(Registry::load(&rt, session, candidates, &LoadRules::default(), limits))?;
         let t = started.elapsed();
         let started = Instant::now();
         let mut warnings = Vec::new();

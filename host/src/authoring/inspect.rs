@@ -5,7 +5,9 @@ use super::componentize::{BinaryKind, binary_kind};
 use super::sha256_hex;
 use crate::capabilities::Session;
 use crate::capabilities::grant::CapSet;
-use crate::runtime::{CacheStatus, Candidate, Limits, LoadRules, Origin, Registry, RegistryError, Runtime, ToolSpec};
+use crate::runtime::{
+    CacheStatus, Candidate, Limits, LoadRules, Origin, Registry, RegistryError, Runtime, ToolSpec,
+};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

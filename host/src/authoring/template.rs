@@ -165,7 +165,10 @@ mod tests {
     fn js_projects_get_the_wasi_world() {
         let files = |lang| project_files("x", lang, None).unwrap();
         let text = |lang, file: &str| {
-            files(lang).into_iter().find(|(p, _)| p == Path::new(file)).map(|(_, b)| String::from_utf8(b).unwrap())
+            files(lang)
+                .into_iter()
+                .find(|(p, _)| p == Path::new(file))
+                .map(|(_, b)| String::from_utf8(b).unwrap())
         };
         assert!(text(Lang::Js, "wit/plugin.wit").unwrap().contains("world tool-plugin-js {"));
         assert!(text(Lang::Js, "wit/deps/io.wit").is_some());
@@ -184,7 +187,8 @@ mod tests {
             assert!(text.contains("corral plugin wit --capabilities none"), "{lang:?}");
             assert!(!text.contains("import http;") && !text.contains("import process;"), "{lang:?}");
         }
-        let full = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit/plugin.wit")).unwrap();
+        let full =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit/plugin.wit")).unwrap();
         assert_eq!(wit(Lang::Rust, None), full);
         assert!(wit(Lang::Python, Some(CapSet::parse(&["kv"]).unwrap())).contains("import kv;"));
     }

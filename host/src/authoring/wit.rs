@@ -72,7 +72,9 @@ pub fn write(dir: &Path, js: bool, narrow: Option<CapSet>) -> Result<Vec<PathBuf
 /// (Rust and C components import only the functions they call, so they need no narrowing.)
 pub fn narrowed(js: bool, caps: CapSet) -> Result<String, AuthoringError> {
     let (mut resolve, world) = resolve(if js { JS_WORLD } else { TOOL_WORLD })?;
-    let pkg = resolve.worlds[world].package.ok_or_else(|| AuthoringError::Wit("the world has no package".into()))?;
+    let pkg = resolve.worlds[world]
+        .package
+        .ok_or_else(|| AuthoringError::Wit("the world has no package".into()))?;
     let mut emptied = HashSet::new();
     let ids: Vec<_> = resolve.packages[pkg].interfaces.values().copied().collect();
     for id in ids {

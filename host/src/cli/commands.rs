@@ -3,8 +3,8 @@
 
 use super::{Command, GlobalArgs, SetupError, setup};
 use crate::agent::use_skill;
-use crate::runtime::skills::Ctx;
 use crate::runtime::CacheStatus;
+use crate::runtime::skills::Ctx;
 use std::io::{Read, Write};
 
 /// Runs the command; Ok is the exit code.

@@ -115,7 +115,10 @@ mod tests {
         let calls = fake.calls.borrow();
         let Call::Run(cmd) = &calls[0] else { panic!("not a plain run: {calls:?}") };
         assert_eq!(cmd.program, "sh");
-        assert_eq!(cmd.args, [t.path().join("scripts/stat.sh").to_string_lossy().into_owned(), "main".into()]);
+        assert_eq!(
+            cmd.args,
+            [t.path().join("scripts/stat.sh").to_string_lossy().into_owned(), "main".into()]
+        );
     }
 
     #[test]

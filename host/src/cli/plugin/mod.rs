@@ -216,7 +216,7 @@ async fn add(global: &GlobalArgs, file: &Path, user: bool, name: Option<String>)
     let rules = base.load_rules().trusting(&name);
     let registry = Registry::load(&base.runtime, &base.session, candidates, &rules, &base.settings.limits)
         .await
-    .map_err(|e| PluginError::Clash { file: file.to_path_buf(), why: e.to_string() })?;
+        .map_err(|e| PluginError::Clash { file: file.to_path_buf(), why: e.to_string() })?;
     let loads = registry.plugins().iter().any(|p| p.info.location == dest.display().to_string());
 
     let previous = std::fs::read(&dest).ok().map(|b| authoring::sha256_hex(&b));
