@@ -69,8 +69,9 @@ fn new_project_builds_and_passes_its_test(lang: &str, envs: &[(&str, &Path)]) {
 
 #[test]
 fn a_new_rust_project_builds_and_passes_its_own_test() {
-    // Dependencies are compiled once per checkout, not once per run.
-    let shared = support::guests::examples_dir().join("new-rust-target");
+    // Dependencies are compiled once per checkout, not once per run, and shared with the Rust
+    // example (plugins/examples/build.sh builds it in the same target folder).
+    let shared = support::guests::examples_dir().join("rust-target");
     new_project_builds_and_passes_its_test("rust", &[("CARGO_TARGET_DIR", &shared)]);
 }
 
@@ -235,4 +236,28 @@ fn wit_bindings_and_componentize_write_what_authors_need() {
     let r = sb.run(&["plugin", "componentize", &faulty, "-o", "x.wasm"]);
     assert!(r.stderr.contains("is already a component"), "{}", r.stderr);
     assert!(!sb.ws.join("x.wasm").exists());
+}
+
+#[test]
+fn wit_can_be_narrowed_to_capabilities() {
+    let sb = Sandbox::new();
+    sb.run(&["plugin", "wit", "--capabilities", "none", "--out", "n"]).ok();
+    let none = std::fs::read_to_string(sb.ws.join("n/plugin.wit")).unwrap();
+    assert!(none.starts_with("// Written by `corral plugin wit --capabilities none`"), "{none}");
+    for gone in ["import kv;", "import http;", "import process;", "import context;", "write: func("] {
+        assert!(!none.contains(gone), "{gone} is in the narrowed contract");
+    }
+    assert!(none.contains("import workspace;") && none.contains("note-read: func("));
+    sb.run(&["plugin", "wit", "--js", "--capabilities", "http,workspace-write", "--out", "j"]).ok();
+    let js = std::fs::read_to_string(sb.ws.join("j/plugin.wit")).unwrap();
+    assert!(js.contains("import http;") && js.contains("write: func(") && !js.contains("import kv;"));
+    assert!(js.contains("world tool-plugin-js {") && sb.ws.join("j/deps/filesystem.wit").is_file());
+    let r = sb.run(&["plugin", "wit", "--capabilities", "network", "--out", "x"]);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        "error: unknown capability 'network' in --capabilities; use workspace-write, kv, http, process, \
+         context or none\n"
+    );
+    assert!(!sb.ws.join("x").exists(), "nothing is written");
 }
