@@ -141,44 +141,13 @@ impl Sandbox {
         self.run(&all)
     }
 
-    /// Runs the interactive session in a pseudo-terminal (util-linux `script`) against the model
-    /// server at `url` with `extra` flags, typing `lines` half a second apart, and returns
-    /// everything the terminal showed.
+    /// Runs the interactive session in a pseudo-terminal against the model server at `url`
+    /// with `extra` flags, typing `lines` half a second apart (see [`Sandbox::in_terminal`]),
+    /// and returns everything the terminal showed.
     pub fn repl(&self, url: &str, extra: &[&str], lines: &[&str]) -> String {
-        use std::io::Write;
-        let cmd = format!(
-            "{} --base-url {url} --model test-model --color never {}",
-            env!("CARGO_BIN_EXE_corral"),
-            extra.join(" ")
-        );
-        let mut child = Command::new("script")
-            .args(["-qfec", &cmd, "/dev/null"])
-            .current_dir(&self.ws)
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.tmp.path().join("home"))
-            .env("CORRAL_CONFIG_DIR", &self.config)
-            .env("CORRAL_CACHE_DIR", Self::cache_dir())
-            .env("CORRAL_RETRY_BASE_MS", "10")
-            .env("TERM", "dumb")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run script(1)");
-        let mut stdin = child.stdin.take().expect("stdin");
-        for l in lines {
-            std::thread::sleep(std::time::Duration::from_millis(500));
-            stdin.write_all(l.as_bytes()).expect("type");
-            if !l.starts_with('\x03') {
-                stdin.write_all(b"\r").expect("type");
-            }
-            stdin.flush().expect("type");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(500));
-        drop(stdin);
-        let out = child.wait_with_output().expect("wait for script(1)");
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        let mut args = vec!["--base-url", url, "--model", "test-model", "--color", "never"];
+        args.extend_from_slice(extra);
+        self.in_terminal(&args, &[("CORRAL_RETRY_BASE_MS", "10")], lines)
     }
 
     /// Every entry under the sandbox except the workspace: path -> (kind, content).

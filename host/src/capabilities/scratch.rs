@@ -37,7 +37,13 @@ pub fn save(ws: &Dir, kind: &str, contents: &str) -> Result<String, String> {
 
 /// Removes scratch files older than [`KEEP`]; returns how many went.
 pub fn clean(ws: &Dir, now: SystemTime) -> io::Result<usize> {
-    let dir = match ws.open_dir(OUT_DIR) {
+    remove_old(ws, OUT_DIR, now, |_| true)
+}
+
+/// Removes the files of `dir` (relative to the workspace root) older than [`KEEP`] at `now`
+/// whose names pass `pick`; returns how many went. A missing `dir` is nothing to do.
+pub fn remove_old(ws: &Dir, dir: &str, now: SystemTime, pick: impl Fn(&str) -> bool) -> io::Result<usize> {
+    let dir = match ws.open_dir(dir) {
         Ok(d) => d,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),
@@ -45,6 +51,9 @@ pub fn clean(ws: &Dir, now: SystemTime) -> io::Result<usize> {
     let mut removed = 0;
     for entry in dir.entries()? {
         let entry = entry?;
+        if !pick(&entry.file_name().to_string_lossy()) {
+            continue;
+        }
         let meta = entry.metadata()?;
         let old = meta
             .modified()

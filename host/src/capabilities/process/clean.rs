@@ -2,7 +2,7 @@
 //! removed, carriage-return overwrites collapsed, and output beyond the inline cap saved to
 //! `.corral/cmd_output_<hex>.txt` (removed after about ten minutes) with a preview inline.
 
-use crate::capabilities::state;
+use crate::capabilities::{scratch, state};
 use cap_std::fs::Dir;
 use sha2::{Digest, Sha256};
 use std::io;
@@ -11,8 +11,8 @@ use std::time::{Duration, SystemTime};
 
 /// The most output (stdout and stderr together) returned inline, in bytes.
 pub const INLINE_BYTES: usize = 10 * 1024;
-/// How long a spill file is kept.
-pub const KEEP: Duration = Duration::from_secs(600);
+/// How long a spill file is kept: as long as any scratch file.
+pub const KEEP: Duration = scratch::KEEP;
 /// Spill files are `.corral/<PREFIX><12 hex>.txt`.
 pub const PREFIX: &str = "cmd_output_";
 
@@ -129,31 +129,7 @@ pub fn spill(ws: &Dir, contents: &str) -> io::Result<String> {
 
 /// Removes spill files older than [`KEEP`] at `now`; returns how many went.
 pub fn clean(ws: &Dir, now: SystemTime) -> io::Result<usize> {
-    let dir = match ws.open_dir(state::STATE_DIR) {
-        Ok(d) => d,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(e),
-    };
-    let mut removed = 0;
-    for entry in dir.entries()? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        if !(name.starts_with(PREFIX) && name.ends_with(".txt")) {
-            continue;
-        }
-        let meta = entry.metadata()?;
-        let old = meta
-            .modified()
-            .ok()
-            .and_then(|m| now.duration_since(m.into_std()).ok())
-            .is_some_and(|age| age > KEEP);
-        if meta.is_file() && old {
-            dir.remove_file(entry.file_name())?;
-            removed += 1;
-        }
-    }
-    Ok(removed)
+    scratch::remove_old(ws, state::STATE_DIR, now, |name| name.starts_with(PREFIX) && name.ends_with(".txt"))
 }
 
 #[cfg(test)]
