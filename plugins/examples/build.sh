@@ -13,7 +13,10 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 OUT="${CORRAL_EXAMPLES_OUT:-$repo/target/examples}"
-T="${CORRAL_TOOLCHAINS:-$repo/target/toolchains}"
+# Shared by every checkout: the installs are keyed by their pins, so a second clone reuses them.
+cache_home="${XDG_CACHE_HOME:-${HOME:+$HOME/.cache}}"
+T="${CORRAL_TOOLCHAINS:-${cache_home:+$cache_home/corral/toolchains}}"
+T="${T:-$repo/target/toolchains}"
 export CORRAL_TOOLCHAINS="$T"
 if [ -z "${CORRAL:-}" ]; then
     if [ -x "$repo/target/release/corral" ]; then CORRAL="$repo/target/release/corral"; else CORRAL=corral; fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the guest toolchains the example plugins need, from the package registries, into
-# a cache that later runs reuse (default: <repo>/target/toolchains, or $CORRAL_TOOLCHAINS):
+# a cache that later runs and other checkouts reuse ($CORRAL_TOOLCHAINS, default
+# ${XDG_CACHE_HOME:-~/.cache}/corral/toolchains):
 #   python  componentize-py (PyPI, pinned) in a venv          -> $T/python/bin/componentize-py
 #   js      @bytecodealliance/componentize-js (npm, locked)    -> $T/js/node_modules
 #   c       clang, lld, wasi-libc, compiler-rt for wasm32 (Debian packages, system-wide)
@@ -8,7 +9,10 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-T="${CORRAL_TOOLCHAINS:-$repo/target/toolchains}"
+# Shared by every checkout: the installs are keyed by their pins, so a second clone reuses them.
+cache_home="${XDG_CACHE_HOME:-${HOME:+$HOME/.cache}}"
+T="${CORRAL_TOOLCHAINS:-${cache_home:+$cache_home/corral/toolchains}}"
+T="${T:-$repo/target/toolchains}"
 COMPONENTIZE_PY_VERSION=0.25.1
 mkdir -p "$T"
 

@@ -1,6 +1,6 @@
 //! Guest-language plugins for the authoring and example suites: the example plugins built
 //! with their own toolchains (plugins/examples/build.sh, which installs what it needs and
-//! caches it under target/toolchains), and the shared environment for generated projects.
+//! caches it under ~/.cache/corral/toolchains), and the shared environment for generated projects.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
