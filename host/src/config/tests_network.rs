@@ -60,6 +60,7 @@ fn network_keys_are_read_and_the_hosts_map_merges_across_layers() {
 fn network_mode_comes_from_the_environment_and_is_checked() {
     let (s, p) = load(None, "", &[("CORRAL_NETWORK", "off")]).unwrap();
     assert_eq!(s.network.mode, "off");
+    assert!(p.to_text().contains("network.hosts = {} "), "an empty table is shown as {{}}: {}", p.to_text());
     assert_eq!(p.source("network.mode").unwrap(), "env CORRAL_NETWORK");
     let e = load(None, "[network]\nmode = \"full\"\n", &[]).unwrap_err().to_string();
     assert!(e.contains("network.mode: expected one of off, llm-only, on, found \"full\""), "{e}");

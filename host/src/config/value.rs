@@ -140,17 +140,17 @@ impl fmt::Display for Value {
                 let shown: Vec<String> = v.iter().map(|p| p.display().to_string()).collect();
                 write!(f, "{shown:?}")
             }
-            Value::Map(m) => {
-                let pairs: Vec<String> = m.iter().map(|(k, v)| format!("{k:?} = {v:?}")).collect();
-                write!(f, "{{ {} }}", pairs.join(", "))
-            }
-            Value::ListMap(m) => {
-                let pairs: Vec<String> = m.iter().map(|(k, v)| format!("{k:?} = {v:?}")).collect();
-                write!(f, "{{ {} }}", pairs.join(", "))
-            }
+            Value::Map(m) => inline_table(f, m.iter().map(|(k, v)| format!("{k:?} = {v:?}"))),
+            Value::ListMap(m) => inline_table(f, m.iter().map(|(k, v)| format!("{k:?} = {v:?}"))),
             Value::Path(p) => write!(f, "{:?}", p.display().to_string()),
         }
     }
+}
+
+/// `{ a = 1, b = 2 }`, or `{}` when empty.
+fn inline_table(f: &mut fmt::Formatter<'_>, pairs: impl Iterator<Item = String>) -> fmt::Result {
+    let pairs: Vec<String> = pairs.collect();
+    if pairs.is_empty() { f.write_str("{}") } else { write!(f, "{{ {} }}", pairs.join(", ")) }
 }
 
 /// What `kind` accepts, in words.
