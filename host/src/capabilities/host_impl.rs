@@ -204,6 +204,7 @@ impl wit_ctx::Host for PluginCtx {
     }
 
     async fn snapshot_save(&mut self, label: String) -> Result<(), String> {
+        self.check(Capability::Context)?;
         self.session.snapshot.save(&label)
     }
 
@@ -213,14 +214,25 @@ impl wit_ctx::Host for PluginCtx {
         summary: String,
         force: bool,
     ) -> Result<(), String> {
+        self.check(Capability::Context)?;
         self.session.snapshot.restore(label.as_deref(), &summary, force)
     }
 
     async fn snapshot_cancel(&mut self) -> Result<String, String> {
+        self.check(Capability::Context)?;
         self.session.snapshot.cancel()
     }
 
     async fn snapshot_status(&mut self) -> wit_ctx::SnapshotState {
+        if self.check(Capability::Context).is_err() {
+            // Nothing to show a plugin that may not see the session's snapshots.
+            return wit_ctx::SnapshotState {
+                checkpoint: None,
+                dirty: Vec::new(),
+                restores: 0,
+                completed: Vec::new(),
+            };
+        }
         let s = self.session.snapshot.status();
         wit_ctx::SnapshotState {
             checkpoint: s.checkpoint,
@@ -231,6 +243,7 @@ impl wit_ctx::Host for PluginCtx {
     }
 
     async fn memory_append(&mut self, entry: String) -> Result<u64, String> {
+        self.check(Capability::Context)?;
         super::context::memory_append(&self.session.roots.workspace().dir, &entry)
     }
 }
