@@ -42,6 +42,7 @@ build_python() {
     }
     # code_stats only reads: against the contract narrowed to no capability, it imports no
     # host function that needs a grant, so it loads without one.
+    rm -rf "$OUT/py-wit"   # a contract written by another corral may hold other files
     "$CORRAL" plugin wit --capabilities none --out "$OUT/py-wit" >/dev/null
     "$T/python/bin/componentize-py" -d "$OUT/py-wit" -w tool-plugin componentize -p "$dir" app \
         -o "$OUT/code_stats.wasm" >/dev/null
@@ -49,6 +50,7 @@ build_python() {
 
 build_js() {
     "$here/toolchains.sh" js
+    rm -rf "$OUT/js-wit"
     "$CORRAL" plugin wit --js --capabilities none --out "$OUT/js-wit" >/dev/null
     node "$T/js/node_modules/@bytecodealliance/componentize-js/src/cli.js" "$here/js-json-query/query.js" \
         --wit "$OUT/js-wit" --world-name tool-plugin-js --disable http fetch-event \
