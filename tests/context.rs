@@ -20,18 +20,7 @@ fn corral(sb: &Sandbox, server: &ModelServer, flavor: Flavor, extra: &[&str], ta
     }
     args.extend(extra);
     args.push(task);
-    let out = sb
-        .cmd()
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("CORRAL_RETRY_BASE_MS", "10")
-        .args(&args)
-        .output()
-        .expect("run corral");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    sb.run_with_env(&args, &[("ANTHROPIC_API_KEY", "test-key"), ("CORRAL_RETRY_BASE_MS", "10")])
 }
 
 /// A server whose summary requests come from `summaries` (then fail), never from `script`.
