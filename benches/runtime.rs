@@ -40,30 +40,10 @@ fn main() -> ExitCode {
     // The examples section builds four guest toolchains' components: only when asked for.
     let wanted = |s: &str| (only.is_empty() && s != "examples") || only.iter().any(|o| o == s);
     let mut table = report::Table::default();
-    if wanted("inproc") {
-        eprintln!("in-process calls...");
-        table.add("inproc", inproc::rows());
-    }
-    if wanted("skills") {
-        eprintln!("skills: loads and calls in-process...");
-        let skills = skills::rows().map(|(rows, notes)| {
-            table.notes.extend(notes);
-            rows
-        });
-        table.add("skills", skills);
-    }
-    if wanted("examples") {
-        eprintln!("example plugins (Rust, Python, JavaScript, C)...");
-        table.add("examples", examples::rows());
-    }
-    if wanted("context") {
-        eprintln!("context: estimate and compact a 200,000-token transcript...");
-        let ctx = context::rows().map(|(rows, notes)| {
-            table.notes.extend(notes);
-            rows
-        });
-        table.add("context", ctx);
-    }
+    // The sections that run the corral binary go first: a child's peak RSS as the kernel
+    // reports it (wait4's ru_maxrss) starts from the spawning process's own peak (the child
+    // shares its memory until exec), so the agent figures must be taken while this process
+    // is still small, before the in-process sections grow it.
     match cli::Corral::new() {
         Err(e) => table.add("binary", Err(e)),
         Ok(c) => {
@@ -92,6 +72,30 @@ fn main() -> ExitCode {
                 table.add("agent", agent);
             }
         }
+    }
+    if wanted("inproc") {
+        eprintln!("in-process calls...");
+        table.add("inproc", inproc::rows());
+    }
+    if wanted("skills") {
+        eprintln!("skills: loads and calls in-process...");
+        let skills = skills::rows().map(|(rows, notes)| {
+            table.notes.extend(notes);
+            rows
+        });
+        table.add("skills", skills);
+    }
+    if wanted("examples") {
+        eprintln!("example plugins (Rust, Python, JavaScript, C)...");
+        table.add("examples", examples::rows());
+    }
+    if wanted("context") {
+        eprintln!("context: estimate and compact a 200,000-token transcript...");
+        let ctx = context::rows().map(|(rows, notes)| {
+            table.notes.extend(notes);
+            rows
+        });
+        table.add("context", ctx);
     }
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!("\n## corral runtime benchmarks ({cpus} CPUs)\n");

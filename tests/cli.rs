@@ -197,6 +197,105 @@ fn the_cache_is_used_and_a_damaged_entry_is_rebuilt() {
     assert!(loaded(&fourth).iter().all(|p| p["cached"] == true));
 }
 
+/// Runs corral with its own compile cache in `cache`.
+fn run_cached(sb: &Sandbox, cache: &std::path::Path, args: &[&str]) -> Run {
+    sb.run_with_env(args, &[("CORRAL_CACHE_DIR", cache.to_str().unwrap())])
+}
+
+/// The compile cache's files of one kind (`cwasm`, `seal`, `json`) in `cache`.
+fn cache_files(cache: &std::path::Path, ext: &str) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(cache.join("components"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn a_warm_start_offers_tools_from_kept_descriptions_and_loads_code_on_first_use() {
+    let sb = Sandbox::new();
+    let cache = sb.tmp.path().join("own-cache");
+    let run = |args: &[&str]| run_cached(&sb, &cache, args);
+    let cold = run(&["tools"]).ok().stdout;
+    assert!(cold.contains("read_file") && cold.contains("grep"), "{cold}");
+    // Every built-in described is kept beside its compiled code, the left-out ones included.
+    let kept = cache_files(&cache, "json");
+    assert!(kept.len() >= 15, "{kept:?}");
+    // With the compiled code gone, the tools are still offered, from the descriptions alone...
+    for f in cache_files(&cache, "cwasm") {
+        std::fs::remove_file(f).unwrap();
+    }
+    // Plugins whose kept description has its compiled code beside it.
+    let with_code = || kept.iter().filter(|d| d.with_extension("").with_extension("cwasm").exists()).count();
+    assert_eq!(run(&["tools"]).ok().stdout, cold);
+    assert_eq!(with_code(), 0, "listing tools loads no plugin's code");
+    let verbose = run(&["-v", "tools"]).ok().stderr;
+    assert!(verbose.contains("plugin read_file (embedded in corral): Deferred"), "{verbose}");
+    // ...and the first call compiles the plugin's code again and stores it.
+    let r = run(&["tool", "read_file", r#"{"file_path":"hello.txt"}"#]).ok();
+    assert!(r.stdout.contains("1: hello"), "{}", r.stdout);
+    assert_eq!(with_code(), 1, "only the called plugin's code was loaded");
+    // `corral plugins` reports on the code itself: it loads (here: compiles) all of it.
+    let list: Value = serde_json::from_str(&run(&["plugins", "--json"]).ok().stdout).unwrap();
+    let loaded: Vec<&Value> = list.as_array().unwrap().iter().filter(|p| p["loaded"] == true).collect();
+    let read = loaded.iter().find(|p| p["name"] == "read_file").unwrap();
+    assert_eq!(read["cache"], "cached", "{read}");
+    let grep = loaded.iter().find(|p| p["name"] == "grep").unwrap();
+    assert_eq!(grep["cache"], "compiled now (stored in cache)", "{grep}");
+    assert_eq!(with_code(), loaded.len());
+}
+
+#[test]
+fn a_description_that_does_not_match_the_code_is_refused_and_dropped() {
+    let sb = Sandbox::new();
+    let cache = sb.tmp.path().join("own-cache");
+    let run = |args: &[&str]| run_cached(&sb, &cache, args);
+    run(&["tools"]).ok();
+    // Find read_file's description and claim an import its code does not have.
+    let file = cache_files(&cache, "json")
+        .into_iter()
+        .find(|f| std::fs::read_to_string(f).unwrap().contains("\"name\":\"read_file\""))
+        .expect("read_file's description");
+    let mut d: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    d["imports"].as_array_mut().unwrap().push(json!("corral:plugin/log@0.1.0-extra"));
+    std::fs::write(&file, serde_json::to_vec(&d).unwrap()).unwrap();
+    let r = run(&["tool", "read_file", r#"{"file_path":"hello.txt"}"#]).tool_err();
+    assert!(
+        r.stderr.contains("does not match the description kept in the compile cache (their imports differ), so it was not run"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains("hello"), "{}", r.stdout);
+    assert!(!file.exists(), "the description was dropped");
+    // The next start describes the plugin afresh and the call works.
+    let r = run(&["tool", "read_file", r#"{"file_path":"hello.txt"}"#]).ok();
+    assert!(r.stdout.contains("1: hello"), "{}", r.stdout);
+    assert!(file.exists());
+}
+
+#[test]
+fn a_description_naming_an_import_corral_does_not_provide_stops_the_start() {
+    let sb = Sandbox::new();
+    let cache = sb.tmp.path().join("own-cache");
+    let run = |args: &[&str]| run_cached(&sb, &cache, args);
+    run(&["tools"]).ok();
+    for f in cache_files(&cache, "json") {
+        let mut d: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        d["imports"].as_array_mut().unwrap().push(json!("evil:host/escape@1.0.0"));
+        std::fs::write(&f, serde_json::to_vec(&d).unwrap()).unwrap();
+    }
+    let r = run(&["tools"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("imports 'evil:host/escape@1.0.0', which corral does not provide"),
+        "{}",
+        r.stderr
+    );
+}
+
 #[test]
 fn the_workspace_root_is_found_from_a_subdirectory() {
     let sb = Sandbox::new();

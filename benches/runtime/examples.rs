@@ -97,7 +97,7 @@ pub fn rows() -> Result<Vec<Row>> {
         let mut calls: Vec<Duration> = Vec::new();
         for i in 0..CALL_WARMUP + CALL_RUNS {
             let started = Instant::now();
-            let report = tokio.block_on(rt.invoke(&plugin.pre, tool, &session, tool, args, &limits));
+            let report = tokio.block_on(rt.invoke(plugin, &session, tool, args, &limits));
             let took = started.elapsed();
             report.result.map_err(|e| anyhow::anyhow!("{tool} failed: {}", e.message))?;
             if i >= CALL_WARMUP {

@@ -84,8 +84,7 @@ impl Host<'_> {
         let mut samples = Vec::with_capacity(runs);
         for i in 0..warmup + runs {
             let started = Instant::now();
-            let report =
-                self.rt.invoke(&plugin.pre, &plugin.info.name, self.session, tool, args, self.limits).await;
+            let report = self.rt.invoke(plugin, self.session, tool, args, self.limits).await;
             let took = started.elapsed();
             let out = report.result.map_err(|e| anyhow::anyhow!("{tool} failed: {e}"))?;
             if !check(&out.text) {

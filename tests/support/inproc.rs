@@ -42,6 +42,6 @@ impl Loaded {
     /// Calls `tool` with `args` (JSON text) in this session.
     pub fn call(&self, tool: &str, args: &str, limits: &Limits) -> CallReport<ToolOutput> {
         let (_, plugin) = self.registry.tool(tool).unwrap_or_else(|| panic!("no tool {tool}"));
-        block(self.runtime.invoke(&plugin.pre, &plugin.info.name, &self.session, tool, args, limits))
+        block(self.runtime.invoke(plugin, &self.session, tool, args, limits))
     }
 }

@@ -148,10 +148,8 @@ impl Toolbox<'_> {
         let watched = if spec.read_only { None } else { self.watched_file(&args) };
         let before = watched.as_ref().map(|(_, abs)| read_small(abs));
         let started = Instant::now();
-        let report = self
-            .runtime
-            .invoke(&plugin.pre, &plugin.info.name, self.session, &call.name, &args.to_string(), &self.limits)
-            .await;
+        let report =
+            self.runtime.invoke(plugin, self.session, &call.name, &args.to_string(), &self.limits).await;
         let duration = started.elapsed();
         let plugin_name = Some(plugin.info.name.clone());
         match report.result {

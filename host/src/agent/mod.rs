@@ -85,7 +85,27 @@ pub struct Agent<'a> {
 
 /// The local date and time, `YYYY-MM-DD HH:MM:SS`.
 pub fn now_stamp() -> String {
-    jiff::Zoned::now().strftime("%Y-%m-%d %H:%M:%S").to_string()
+    local_now().strftime("%Y-%m-%d %H:%M:%S").to_string()
+}
+
+/// The current local time. Without `TZ`, the zone is read from `/etc/localtime` directly:
+/// jiff's own lookup first indexes the whole zoneinfo database, which cost about 1.5 ms of
+/// every start on the way to the first request.
+fn local_now() -> jiff::Zoned {
+    const LOCALTIME: &str = "/etc/localtime";
+    let now = jiff::Timestamp::now();
+    if std::env::var_os("TZ").is_none()
+        && let Ok(data) = std::fs::read(LOCALTIME)
+    {
+        let name = std::fs::read_link(LOCALTIME)
+            .ok()
+            .and_then(|target| target.to_string_lossy().split_once("zoneinfo/").map(|(_, n)| n.to_string()))
+            .unwrap_or_else(|| "Local".to_string());
+        if let Ok(tz) = jiff::tz::TimeZone::tzif(&name, &data) {
+            return now.to_zoned(tz);
+        }
+    }
+    jiff::Zoned::now()
 }
 
 /// How a turn loop stopped early: the outcome and the error, if any.
@@ -139,7 +159,7 @@ impl<'a> Agent<'a> {
             system_cost: (String::new(), tokens::Count::default()),
             continue_note,
             continue_consumed: false,
-            today: jiff::Zoned::now().strftime("%Y-%m-%d (%A)").to_string(),
+            today: local_now().strftime("%Y-%m-%d (%A)").to_string(),
             activity: Vec::new(),
             turns_since_todo: 0,
             reminder_gap: TODO_REMINDER_AFTER,
@@ -341,4 +361,14 @@ impl<'a> Agent<'a> {
 fn add_usage(stats: &mut Stats, u: Usage) {
     stats.input_tokens += u.input_tokens;
     stats.output_tokens += u.output_tokens;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_local_time_agrees_with_the_system_zone_lookup() {
+        let (fast, slow) = (super::local_now(), jiff::Zoned::now());
+        assert_eq!(fast.offset(), slow.offset());
+        assert!((slow.timestamp() - fast.timestamp()).get_seconds().abs() < 2);
+    }
 }

@@ -179,10 +179,14 @@ fn cache_word(c: &CacheStatus) -> String {
         CacheStatus::Compiled => "compiled now (stored in cache)".into(),
         CacheStatus::Rebuilt(why) => format!("recompiled ({why})"),
         CacheStatus::Disabled => "compiled now (cache unavailable)".into(),
+        CacheStatus::Deferred => "described from the cache (code loads on first use)".into(),
+        CacheStatus::Failed(why) => format!("cannot be loaded: {why}"),
     }
 }
 
 fn plugins(env: &setup::Env, json: bool) -> i32 {
+    // Report on the code itself, not only on the descriptions kept in the cache.
+    env.registry.load_all();
     if json {
         let loaded = env.registry.plugins().iter().map(|p| {
             serde_json::json!({
@@ -192,8 +196,8 @@ fn plugins(env: &setup::Env, json: bool) -> i32 {
                 "location": p.info.location,
                 "sha256": p.info.sha256,
                 "size": p.info.size,
-                "cached": p.info.cache == CacheStatus::Hit,
-                "cache": cache_word(&p.info.cache),
+                "cached": p.cache_status() == CacheStatus::Hit,
+                "cache": cache_word(&p.cache_status()),
                 "capabilities": p.info.asks.names(),
                 "granted": p.info.granted.names(),
                 "imports": p.info.imports,
@@ -226,7 +230,7 @@ fn plugins(env: &setup::Env, json: bool) -> i32 {
             p.info.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "),
             p.info.asks,
             p.info.granted,
-            cache_word(&p.info.cache),
+            cache_word(&p.cache_status()),
         ));
     }
     if !env.registry.skipped().is_empty() {
@@ -287,10 +291,8 @@ async fn tool(env: &setup::Env, name: &str, args: &str) -> i32 {
         );
         return 2;
     };
-    let report = env
-        .runtime
-        .invoke(&plugin.pre, &plugin.info.name, &env.session, name, &parsed.to_string(), &env.settings.limits)
-        .await;
+    let report =
+        env.runtime.invoke(plugin, &env.session, name, &parsed.to_string(), &env.settings.limits).await;
     if report.stderr.dropped > 0 || report.stdout.dropped > 0 {
         eprintln!(
             "note: the plugin's output streams were cut ({} bytes of stdout and {} of stderr dropped)",

@@ -71,15 +71,32 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
             Some(text)
         }
     };
-    let env = match setup::prepare(g, ci).await {
-        Ok(env) => env,
+    let base = match setup::base(g, ci) {
+        Ok(base) => base,
         Err(e) => {
             eprintln!("error: {e}");
             return 1;
         }
     };
-    let client = match client(&env.settings) {
+    let client = match client(&base.settings) {
         Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 1;
+        }
+    };
+    // The model's context window is asked for while plugins and skills load: the probe is
+    // polled first, so its request is on the wire before the loading starts.
+    let fixed_window = base.settings.model.max_context_tokens;
+    let probe = async {
+        match fixed_window {
+            Some(n) => Some(n),
+            None => client.context_window().await,
+        }
+    };
+    let (window, env) = tokio::join!(biased; probe, setup::load(base));
+    let env = match env {
+        Ok(env) => env,
         Err(e) => {
             eprintln!("error: {e}");
             return 1;
@@ -88,6 +105,9 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     if interactive {
         env.session.ask.set(Some(std::sync::Arc::new(repl::TerminalAsker)));
     }
+    // Plugins described from the cache load their code in the background while the first
+    // request is prepared and answered.
+    env.registry.warm_up();
     let s = &env.settings;
     let style = Style::new(use_color(s.output.color));
     let mut warn = |w: String| {
@@ -115,10 +135,6 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         prompt =
             prompt.with_skills(env.skills.all().iter().map(|k| (k.name.as_str(), k.description.as_str())));
     }
-    let window = match s.model.max_context_tokens {
-        Some(n) => Some(n),
-        None => client.context_window().await,
-    };
     let cfg = AgentConfig {
         max_turns: s.agent.max_turns,
         max_output_tokens: s.model.max_output_tokens,

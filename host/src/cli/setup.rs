@@ -218,7 +218,11 @@ pub fn base(g: &GlobalArgs, ci: bool) -> Result<Base, SetupError> {
 
 /// Resolves settings and loads every plugin and skill (see [`base`] for `ci`).
 pub async fn prepare(g: &GlobalArgs, ci: bool) -> Result<Env, SetupError> {
-    let base = base(g, ci)?;
+    load(base(g, ci)?).await
+}
+
+/// Loads every plugin and skill into `base`.
+pub async fn load(base: Base) -> Result<Env, SetupError> {
     let rules = base.load_rules();
     let Base { settings, policy, provenance, user_dir, cache_dir, session, runtime } = base;
     let verbose = settings.output.verbose;
@@ -246,7 +250,7 @@ pub async fn prepare(g: &GlobalArgs, ci: bool) -> Result<Env, SetupError> {
     skills.warnings = warnings;
     if verbose {
         for p in registry.plugins() {
-            eprintln!("plugin {} ({}): {:?}", p.info.name, p.info.location, p.info.cache);
+            eprintln!("plugin {} ({}): {:?}", p.info.name, p.info.location, p.cache_status());
         }
         for s in registry.skipped() {
             eprintln!("plugin {} not loaded: {}", s.name, s.reason);

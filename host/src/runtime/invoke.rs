@@ -5,7 +5,7 @@
 use super::limits::{Limits, MemoryLimiter};
 use super::output::{ErrorKind, ToolError, ToolOutput};
 use super::pipes::{CapturePipe, Captured};
-use super::{CallState, Runtime};
+use super::{CallState, Plugin, Runtime};
 use crate::capabilities::{PauseClock, PluginCtx, Session};
 use crate::wit::{ToolPlugin, ToolPluginPre, types as wit};
 use std::path::PathBuf;
@@ -164,13 +164,21 @@ impl Runtime {
     /// Calls `invoke(tool, args_json)` on a fresh instance; the output is capped.
     pub async fn invoke(
         &self,
-        pre: &ToolPluginPre<CallState>,
-        plugin: &str,
+        plugin: &Plugin,
         session: &Arc<Session>,
         tool: &str,
         args_json: &str,
         limits: &Limits,
     ) -> CallReport<ToolOutput> {
+        let pre = match plugin.pre() {
+            Ok(pre) => pre,
+            Err(why) => {
+                let err = ToolError::new(ErrorKind::Internal, why.to_string());
+                let (stdout, stderr) = (Captured::default(), Captured::default());
+                return CallReport { result: Err(err), stdout, stderr, duration: Duration::ZERO };
+            }
+        };
+        let plugin = plugin.info.name.as_str();
         let call = async |store: &mut Store<CallState>| {
             let inst: ToolPlugin = pre.instantiate_async(&mut *store).await?;
             inst.corral_plugin_tool().call_invoke(store, tool, args_json).await

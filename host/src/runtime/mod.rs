@@ -22,6 +22,7 @@ pub use registry::{
 use crate::capabilities::PluginCtx;
 use crate::wit::ToolPlugin;
 use std::path::PathBuf;
+use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
@@ -52,7 +53,7 @@ impl WasiView for CallState {
 /// The engine, the linker with every host interface, and the component cache.
 pub struct Runtime {
     engine: Engine,
-    linker: Linker<CallState>,
+    linker: Arc<Linker<CallState>>,
     cache: Cache,
     _ticker: engine::Ticker,
 }
@@ -68,7 +69,7 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let cache = Cache::new(&engine, cache_dir);
         let ticker = engine::Ticker::start(&engine).map_err(RuntimeError::Ticker)?;
-        Ok(Runtime { engine, linker, cache, _ticker: ticker })
+        Ok(Runtime { engine, linker: Arc::new(linker), cache, _ticker: ticker })
     }
 
     pub fn engine(&self) -> &Engine {
@@ -77,6 +78,15 @@ impl Runtime {
 
     pub fn cache(&self) -> &Cache {
         &self.cache
+    }
+
+    /// What loading a plugin's code needs, for use beyond this borrow (see [`registry::Code`]).
+    pub fn loader(&self) -> registry::Loader {
+        registry::Loader {
+            engine: self.engine.clone(),
+            linker: self.linker.clone(),
+            cache: self.cache.clone(),
+        }
     }
 
     fn new_store(&self, state: CallState) -> Store<CallState> {

@@ -1,11 +1,16 @@
-//! Loading plugins: pins checked, each compiled or loaded from the cache once, its imports
-//! checked against its grant, asked what tools it offers, and the tools indexed by name. Two
-//! plugins offering one tool name is an error unless one is disabled.
+//! Loading plugins: pins checked, each plugin's imports checked against its grant, its tools
+//! described and indexed by name. Two plugins offering one tool name is an error unless one
+//! is disabled. A plugin seen before is described from the compile cache and its compiled
+//! code is loaded on first use (see [`code`]); a new one is compiled, described, and its
+//! description kept (see [`manifest`]).
 
+mod code;
 mod discover;
 pub mod grants;
+mod manifest;
 mod spec;
 
+pub use code::{Code, Loader};
 pub use discover::{Candidate, Origin, discover};
 pub use grants::{LoadRules, Pins, skill_import_allowed};
 pub use spec::ToolSpec;
@@ -15,6 +20,7 @@ use super::{CacheStatus, CallState, Runtime};
 use crate::capabilities::Session;
 use crate::capabilities::grant::CapSet;
 use crate::wit::ToolPluginPre;
+use manifest::Described;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -28,7 +34,6 @@ pub struct PluginInfo {
     pub location: String,
     pub sha256: String,
     pub size: usize,
-    pub cache: CacheStatus,
     pub imports: Vec<String>,
     pub tools: Vec<ToolSpec>,
     /// What it asks for: its tools' declared capabilities and what its imports need.
@@ -47,10 +52,22 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// A loaded plugin, ready to instantiate.
+/// A loaded plugin: described, granted, its code ready or loaded on first use.
 pub struct Plugin {
     pub info: PluginInfo,
-    pub pre: ToolPluginPre<CallState>,
+    code: Arc<Code>,
+}
+
+impl Plugin {
+    /// The plugin's code, ready to instantiate (loaded now if it was not yet).
+    pub fn pre(&self) -> Result<&ToolPluginPre<CallState>, &str> {
+        self.code.get()
+    }
+
+    /// How its code was obtained ([`CacheStatus::Deferred`] until it is loaded).
+    pub fn cache_status(&self) -> CacheStatus {
+        self.code.status()
+    }
 }
 
 /// Why plugins could not be loaded.
@@ -89,14 +106,23 @@ pub struct Registry {
     skipped: Vec<Skipped>,
 }
 
+/// Where a plugin's imports and tools are learnt from.
+enum Facts {
+    /// The description kept in the compile cache.
+    Kept(Described),
+    /// The component, compiled or loaded from the cache just now.
+    Fresh(wasmtime::component::Component, CacheStatus),
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Registry {
-    /// Loads every enabled candidate under `rules`: pins checked, compiled (or loaded from
-    /// the cache), imports checked against the grant, tools described and indexed. Each
-    /// plugin's grant is recorded in the session. Built-ins whose feature is off are left out.
+    /// Loads every enabled candidate under `rules`: pins checked, imports checked against
+    /// the grant, tools described (from the compile cache's description, or by compiling and
+    /// asking the component) and indexed. Each plugin's grant is recorded in the session.
+    /// Built-ins whose feature is off are left out.
     pub async fn load(
         rt: &Runtime,
         session: &Arc<Session>,
@@ -120,33 +146,70 @@ impl Registry {
                 continue;
             }
             let invalid = |why: String| RegistryError::Invalid { location: location.clone(), why };
-            let (component, cache) =
-                rt.cache().load(rt.engine(), &c.bytes, &sha256).map_err(|e| invalid(format!("{e:#}")))?;
-            let (imports, needs) = grants::imports(rt.engine(), &component)
-                .map_err(|import| RegistryError::UnknownImport { location: location.clone(), import })?;
-            let granted = if builtin {
-                // Decided below, from what its tools declare too.
-                if let Err(reason) = grants::builtin(&c.name, grants::caps(&needs), rules) {
-                    reg.skipped.push(Skipped { name: c.name, sha256, asks: grants::caps(&needs), reason });
-                    continue;
+            // What it imports: from the kept description, or from the compiled component.
+            let (facts, imports, needs) = match manifest::read(rt.cache(), &sha256) {
+                Some(d) => {
+                    if let Some(import) = d.imports.iter().find(|i| !grants::import_allowed(i)) {
+                        return Err(RegistryError::UnknownImport { location, import: import.clone() });
+                    }
+                    let (imports, needs) = (d.imports.clone(), d.needs.clone());
+                    (Facts::Kept(d), imports, needs)
                 }
-                None
-            } else {
-                Some(grants::external(&c.name, &location, &needs, rules)?)
+                None => {
+                    let (component, cache) = rt
+                        .cache()
+                        .load(rt.engine(), &c.bytes, &sha256)
+                        .map_err(|e| invalid(format!("{e:#}")))?;
+                    let (imports, needs) = grants::imports(rt.engine(), &component).map_err(|import| {
+                        RegistryError::UnknownImport { location: location.clone(), import }
+                    })?;
+                    (Facts::Fresh(component, cache), imports, needs)
+                }
             };
-            let pre = rt.linker.instantiate_pre(&component).map_err(|e| invalid(format!("{e:#}")))?;
-            let pre = ToolPluginPre::new(pre).map_err(|e| invalid(format!("{e:#}")))?;
-            let report = rt.describe(&pre, &c.name, session, limits).await;
-            let specs = report
-                .result
-                .map_err(|e| RegistryError::Describe { location: location.clone(), why: e.message })?;
-            let mut checked = Vec::with_capacity(specs.len());
-            for spec in specs {
+            // A plugin that is not built in is refused before it runs at all.
+            let external =
+                if builtin { None } else { Some(grants::external(&c.name, &location, &needs, rules)?) };
+            let size = c.bytes.len();
+            let (described, code) = match facts {
+                Facts::Kept(d) => {
+                    let code = Code::deferred(
+                        rt.loader(),
+                        location.clone(),
+                        sha256.clone(),
+                        c.bytes,
+                        imports.clone(),
+                    );
+                    (d.tools, code)
+                }
+                Facts::Fresh(component, cache) => {
+                    let pre = rt
+                        .linker
+                        .instantiate_pre(&component)
+                        .and_then(ToolPluginPre::new)
+                        .map_err(|e| invalid(format!("{e:#}")))?;
+                    let report = rt.describe(&pre, &c.name, session, limits).await;
+                    let specs = report.result.map_err(|e| RegistryError::Describe {
+                        location: location.clone(),
+                        why: e.message,
+                    })?;
+                    if cache != CacheStatus::Disabled {
+                        let d = Described {
+                            imports: imports.clone(),
+                            needs: needs.clone(),
+                            tools: specs.clone(),
+                        };
+                        manifest::write(rt.cache(), &sha256, &d);
+                    }
+                    (specs, Code::ready(pre, cache))
+                }
+            };
+            let mut checked = Vec::with_capacity(described.len());
+            for spec in described {
                 checked.push(spec::check_spec(&location, spec)?);
             }
             let declared: CapSet = checked.iter().fold(CapSet::EMPTY, |a, t| a.union(t.capabilities));
             let asks = declared.union(grants::caps(&needs));
-            let granted = match granted {
+            let granted = match external {
                 Some(g) => g,
                 None => match grants::builtin(&c.name, asks, rules) {
                     Ok(g) => g,
@@ -163,16 +226,42 @@ impl Registry {
                 origin: c.origin,
                 location,
                 sha256,
-                size: c.bytes.len(),
-                cache,
+                size,
                 imports,
                 tools: checked,
                 asks,
                 granted,
             };
-            reg.plugins.push(Plugin { info, pre });
+            reg.plugins.push(Plugin { info, code: Arc::new(code) });
         }
         Ok(reg)
+    }
+
+    /// Starts loading, on a background thread, the code of every plugin that was described
+    /// from the cache, so that first calls seldom wait for it. The thread runs at the lowest
+    /// priority, so it takes CPU time the session leaves idle (the first request is being
+    /// written, then answered) and does not delay it; a call that needs code the thread has
+    /// not reached yet loads it itself.
+    pub fn warm_up(&self) {
+        let pending: Vec<Arc<Code>> =
+            self.plugins.iter().filter(|p| p.code.is_pending()).map(|p| p.code.clone()).collect();
+        if pending.is_empty() {
+            return;
+        }
+        // Without the thread every first call loads its own code: slower, not wrong.
+        let _ = std::thread::Builder::new().name("corral-load".into()).spawn(move || {
+            lower_priority();
+            for code in pending {
+                let _ = code.get();
+            }
+        });
+    }
+
+    /// Loads the code of every plugin now (for reports on the cache).
+    pub fn load_all(&self) {
+        for p in &self.plugins {
+            let _ = p.code.get();
+        }
     }
 
     /// Adds the tools of the plugin about to be pushed to the index; a name offered twice is
@@ -229,6 +318,16 @@ impl Registry {
             self.tools.keys().map(|k| (edit_distance(name, k), k)).collect();
         scored.sort();
         scored.into_iter().take(n).map(|(_, k)| k.clone()).collect()
+    }
+}
+
+/// Puts the calling thread at the lowest scheduling priority (nice 19). On Linux the nice
+/// value belongs to the thread, and `who = 0` names the calling thread.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority only reads its integer arguments; failure leaves the priority as it was.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
     }
 }
 

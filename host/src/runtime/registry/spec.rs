@@ -18,7 +18,8 @@ pub struct ToolSpec {
     pub capabilities: CapSet,
 }
 
-fn capability(c: wit::Capability) -> Capability {
+/// The host side of a WIT capability.
+pub(super) fn capability(c: wit::Capability) -> Capability {
     match c {
         wit::Capability::WorkspaceWrite => Capability::WorkspaceWrite,
         wit::Capability::Kv => Capability::Kv,
