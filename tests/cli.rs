@@ -238,6 +238,16 @@ fn a_warm_start_offers_tools_from_kept_descriptions_and_loads_code_on_first_use(
     let r = run(&["tool", "read_file", r#"{"file_path":"hello.txt"}"#]).ok();
     assert!(r.stdout.contains("1: hello"), "{}", r.stdout);
     assert_eq!(with_code(), 1, "only the called plugin's code was loaded");
+    // A project plugin's file is read again to compile it when its entry is gone.
+    std::fs::create_dir_all(sb.ws.join(".corral/plugins")).unwrap();
+    std::fs::copy(support::test_plugin("faulty"), sb.ws.join(".corral/plugins/proj.wasm")).unwrap();
+    assert_eq!(run(&["tool", "ok", "{}"]).ok().stdout, "fine\n");
+    let proj: Vec<_> = cache_files(&cache, "json").into_iter().filter(|f| !kept.contains(f)).collect();
+    assert_eq!(proj.len(), 1, "{proj:?}");
+    std::fs::remove_file(proj[0].with_extension("").with_extension("cwasm")).unwrap();
+    assert_eq!(run(&["tool", "ok", "{}"]).ok().stdout, "fine\n");
+    assert!(proj[0].with_extension("").with_extension("cwasm").exists());
+    std::fs::remove_dir_all(sb.ws.join(".corral/plugins")).unwrap();
     // `corral plugins` reports on the code itself: it loads (here: compiles) all of it.
     let list: Value = serde_json::from_str(&run(&["plugins", "--json"]).ok().stdout).unwrap();
     let loaded: Vec<&Value> = list.as_array().unwrap().iter().filter(|p| p["loaded"] == true).collect();

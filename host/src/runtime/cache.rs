@@ -8,6 +8,7 @@
 //! Beside each entry the registry keeps the component's description (see
 //! `registry::manifest`), written with [`write_atomic`] under [`Cache::sidecar_path`].
 
+use std::borrow::Cow;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -76,8 +77,19 @@ impl Cache {
         bytes: &[u8],
         sha256: &str,
     ) -> wasmtime::Result<(Component, CacheStatus)> {
+        self.load_or_compile(engine, sha256, || Ok(Cow::Borrowed(bytes)))
+    }
+
+    /// Like [`Cache::load`], but the component's bytes are asked for only when it has to be
+    /// compiled.
+    pub fn load_or_compile<'b>(
+        &self,
+        engine: &Engine,
+        sha256: &str,
+        bytes: impl FnOnce() -> wasmtime::Result<Cow<'b, [u8]>>,
+    ) -> wasmtime::Result<(Component, CacheStatus)> {
         let Some(path) = self.entry_path(sha256) else {
-            return Ok((Component::from_binary(engine, bytes)?, CacheStatus::Disabled));
+            return Ok((Component::from_binary(engine, &bytes()?)?, CacheStatus::Disabled));
         };
         let status = match verify(&path) {
             Ok(true) => {
@@ -93,7 +105,7 @@ impl Cache {
             Ok(false) => CacheStatus::Rebuilt("cache entry failed its integrity check".into()),
             Err(_) => CacheStatus::Compiled,
         };
-        let component = Component::from_binary(engine, bytes)?;
+        let component = Component::from_binary(engine, &bytes()?)?;
         let stored = component.serialize().ok().map(|cwasm| store(&path, &cwasm));
         let status = match stored {
             Some(Ok(())) => status,

@@ -7,7 +7,9 @@
 use super::{grants, manifest};
 use crate::runtime::{Cache, CacheStatus, CallState};
 use crate::wit::ToolPluginPre;
+use sha2::{Digest, Sha256};
 use std::borrow::Cow;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use wasmtime::Engine;
 use wasmtime::component::Linker;
@@ -20,12 +22,50 @@ pub struct Loader {
     pub cache: Cache,
 }
 
+/// Where a component's bytes are, should its code have to be compiled again. A plugin file
+/// is not kept in memory for the session (a Python component is ~18 MB): it is read again in
+/// the rare case its compiled entry is gone, and must still have the same SHA-256.
+pub enum Wasm {
+    Embedded(&'static [u8]),
+    File(PathBuf),
+    Held(Vec<u8>),
+}
+
+impl Wasm {
+    /// From a candidate's bytes and file.
+    pub fn of(bytes: Cow<'static, [u8]>, path: Option<&Path>) -> Wasm {
+        match (bytes, path) {
+            (Cow::Borrowed(b), _) => Wasm::Embedded(b),
+            (Cow::Owned(_), Some(p)) => Wasm::File(p.to_path_buf()),
+            (Cow::Owned(v), None) => Wasm::Held(v),
+        }
+    }
+
+    fn bytes(&self, sha256: &str) -> wasmtime::Result<Cow<'_, [u8]>> {
+        match self {
+            Wasm::Embedded(b) => Ok(Cow::Borrowed(b)),
+            Wasm::Held(v) => Ok(Cow::Borrowed(v)),
+            Wasm::File(p) => {
+                let bytes =
+                    std::fs::read(p).map_err(|e| wasmtime::format_err!("cannot read it again: {e}"))?;
+                let now = super::hex(&Sha256::digest(&bytes));
+                if now != sha256 {
+                    wasmtime::bail!(
+                        "the file changed since corral started; start corral again to use the new version"
+                    );
+                }
+                Ok(Cow::Owned(bytes))
+            }
+        }
+    }
+}
+
 /// Where deferred code comes from.
 struct Source {
     loader: Loader,
     location: String,
     sha256: String,
-    bytes: Cow<'static, [u8]>,
+    wasm: Wasm,
     /// The imports the description recorded.
     imports: Vec<String>,
 }
@@ -47,15 +87,15 @@ impl Code {
         Code { cell: OnceLock::from(Ok(Loaded { pre, status })), source: None }
     }
 
-    /// Code to load on first use, from the cache entry for `sha256` or from `bytes`.
+    /// Code to load on first use, from the cache entry for `sha256`, or compiled from `wasm`.
     pub fn deferred(
         loader: Loader,
         location: String,
         sha256: String,
-        bytes: Cow<'static, [u8]>,
+        wasm: Wasm,
         imports: Vec<String>,
     ) -> Code {
-        Code { cell: OnceLock::new(), source: Some(Source { loader, location, sha256, bytes, imports }) }
+        Code { cell: OnceLock::new(), source: Some(Source { loader, location, sha256, wasm, imports }) }
     }
 
     /// The code, loading it now if needed. The error says what is wrong and what to do.
@@ -98,8 +138,8 @@ impl Code {
 fn load(src: &Source) -> Result<Loaded, String> {
     let Loader { engine, linker, cache } = &src.loader;
     let (component, status) = cache
-        .load(engine, &src.bytes, &src.sha256)
-        .map_err(|e| format!("plugin {} is not a valid component: {e:#}", src.location))?;
+        .load_or_compile(engine, &src.sha256, || src.wasm.bytes(&src.sha256))
+        .map_err(|e| format!("plugin {} cannot be loaded: {e:#}", src.location))?;
     let imports = grants::imports(engine, &component).map(|(names, _)| names).unwrap_or_default();
     if imports != src.imports {
         // The description was not made from this component: drop it, so the next start
@@ -116,4 +156,40 @@ fn load(src: &Source) -> Result<Loaded, String> {
         .and_then(ToolPluginPre::new)
         .map_err(|e| format!("plugin {} cannot be linked: {e:#}", src.location))?;
     Ok(Loaded { pre, status })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sha(bytes: &[u8]) -> String {
+        super::super::hex(&Sha256::digest(bytes))
+    }
+
+    #[test]
+    fn a_plugin_file_is_read_again_only_if_it_is_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.wasm");
+        std::fs::write(&path, b"\0asm version one").unwrap();
+        let wasm = Wasm::of(Cow::Owned(b"\0asm version one".to_vec()), Some(&path));
+        assert!(matches!(wasm, Wasm::File(_)), "a file's bytes are not held for the session");
+        let want = sha(b"\0asm version one");
+        assert_eq!(&*wasm.bytes(&want).unwrap(), b"\0asm version one");
+        std::fs::write(&path, b"\0asm version two").unwrap();
+        let e = wasm.bytes(&want).unwrap_err().to_string();
+        assert!(e.contains("the file changed since corral started; start corral again"), "{e}");
+        std::fs::remove_file(&path).unwrap();
+        let e = wasm.bytes(&want).unwrap_err().to_string();
+        assert!(e.contains("cannot read it again"), "{e}");
+    }
+
+    #[test]
+    fn embedded_and_held_bytes_are_used_as_they_are() {
+        static EMBEDDED: &[u8] = b"built in";
+        let wasm = Wasm::of(Cow::Borrowed(EMBEDDED), None);
+        assert!(matches!(wasm, Wasm::Embedded(_)));
+        assert_eq!(&*wasm.bytes("any").unwrap(), EMBEDDED);
+        let held = Wasm::of(Cow::Owned(b"held".to_vec()), None);
+        assert_eq!(&*held.bytes("any").unwrap(), b"held");
+    }
 }

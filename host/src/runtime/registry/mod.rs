@@ -10,7 +10,7 @@ pub mod grants;
 mod manifest;
 mod spec;
 
-pub use code::{Code, Loader};
+pub use code::{Code, Loader, Wasm};
 pub use discover::{Candidate, Origin, discover};
 pub use grants::{LoadRules, Pins, skill_import_allowed};
 pub use spec::ToolSpec;
@@ -172,13 +172,9 @@ impl Registry {
             let size = c.bytes.len();
             let (described, code) = match facts {
                 Facts::Kept(d) => {
-                    let code = Code::deferred(
-                        rt.loader(),
-                        location.clone(),
-                        sha256.clone(),
-                        c.bytes,
-                        imports.clone(),
-                    );
+                    let wasm = Wasm::of(c.bytes, c.path.as_deref());
+                    let code =
+                        Code::deferred(rt.loader(), location.clone(), sha256.clone(), wasm, imports.clone());
                     (d.tools, code)
                 }
                 Facts::Fresh(component, cache) => {
