@@ -5,7 +5,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::model_server::{Captured, Flavor, ModelServer, Reply, Step};
+use support::model_server::{Captured, Flavor, ModelServer, OverflowServer, Reply, Step};
 use support::{Run, Sandbox};
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -48,18 +48,23 @@ fn tokens(c: &Captured, reply: &Reply) -> (u64, u64) {
     ((c.body.to_string().len() / 4) as u64, ((reply.text.len() + args) / 4 + 1) as u64)
 }
 
-const MODEL_KEYS: [&str; 10] = [
-    "duration_ms",
-    "finish",
-    "input_tokens",
-    "model",
-    "outcome",
-    "output_tokens",
-    "schema_version",
-    "time",
-    "tool_calls",
-    "type",
-];
+/// The fields of every `model_call` line plus `extra`, sorted.
+fn model_keys(extra: &[&'static str]) -> Vec<&'static str> {
+    let mut k = vec![
+        "duration_ms",
+        "input_tokens",
+        "model",
+        "outcome",
+        "output_tokens",
+        "purpose",
+        "schema_version",
+        "time",
+        "type",
+    ];
+    k.extend_from_slice(extra);
+    k.sort();
+    k
+}
 const TOOL_KEYS: [&str; 12] = [
     "args_sha256",
     "bytes",
@@ -174,7 +179,7 @@ fn exec_under_a_policy_writes_every_call_to_the_audit_log() {
     assert_eq!(reqs.len(), 3);
     for (i, at) in [1, 5, 8].into_iter().enumerate() {
         let m = &lines[at];
-        assert_eq!(keys(m), MODEL_KEYS, "{m}");
+        assert_eq!(keys(m), model_keys(&["finish", "tool_calls"]), "{m}");
         let (input, output) = tokens(&reqs[i], &replies[i]);
         assert_eq!(
             (m["input_tokens"].as_u64(), m["output_tokens"].as_u64()),
@@ -182,6 +187,7 @@ fn exec_under_a_policy_writes_every_call_to_the_audit_log() {
             "{m}"
         );
         assert_eq!(m["model"], "test-model");
+        assert_eq!(m["purpose"], "turn");
         assert_eq!(m["outcome"], "ok");
         assert_eq!(m["tool_calls"], replies[i].tool_calls.len());
         assert_eq!(m["finish"], if i == 2 { "stop" } else { "tool_calls" });
@@ -260,20 +266,7 @@ fn a_failed_model_call_is_recorded() {
     let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
     assert_eq!(types, ["session_start", "model_call", "session_end"]);
     let m = &lines[1];
-    assert_eq!(
-        keys(m),
-        [
-            "duration_ms",
-            "error",
-            "input_tokens",
-            "model",
-            "outcome",
-            "output_tokens",
-            "schema_version",
-            "time",
-            "type"
-        ]
-    );
+    assert_eq!(keys(m), model_keys(&["error"]));
     assert_eq!(
         (m["outcome"].clone(), m["input_tokens"].clone(), m["output_tokens"].clone()),
         (json!("error"), json!(0), json!(0))
@@ -318,4 +311,54 @@ fn ci_mode_keeps_the_network_for_the_model_and_never_asks() {
          --allowed-commands instead\n"
     );
     assert!(server.requests().is_empty());
+}
+
+#[test]
+fn summary_calls_made_by_compaction_are_audited_and_counted() {
+    let sb = Sandbox::new();
+    for i in 0..12 {
+        let body: String =
+            (0..25).map(|l| format!("f{i} line {l}: the quick brown fox jumps over it\n")).collect();
+        std::fs::write(sb.ws.join(format!("f{i}.txt")), body).unwrap();
+    }
+    let read = |i: usize| {
+        Step::Reply(Reply::tool("read_file", &json!({"file_path": format!("f{i}.txt")}).to_string()))
+    };
+    let mut script: Vec<Step> = (0..12).map(read).collect();
+    script.push(Step::OverflowAs { server: OverflowServer::OpenAi, limit: 6000, prompt: 9000 });
+    script.push(Step::Reply(Reply::text("done")));
+    let server = ModelServer::start(Flavor::OpenAi, script);
+    // A checkpoint summary after ten turns; the recap asked for after the overflow fails.
+    let checkpoint = Reply::text("CHECKPOINT: f0 to f9 hold fox lines only");
+    server.set_summaries(vec![Step::Reply(checkpoint.clone())]);
+    let run = exec(&sb, &server, &["--proactive-summaries"], "read the files");
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let sums = server.summary_requests();
+    assert_eq!(sums.len(), 2, "a checkpoint, then a recap that the server refused");
+
+    let lines = audit_lines(&sb);
+    check_common(&lines);
+    let calls: Vec<&Value> = lines.iter().filter(|l| l["type"] == "model_call").collect();
+    let summaries: Vec<&Value> = calls.iter().copied().filter(|l| l["purpose"] == "summary").collect();
+    assert_eq!(summaries.len(), 2, "{summaries:?}");
+    let ok = summaries[0];
+    assert_eq!(keys(ok), model_keys(&[]));
+    assert_eq!((ok["outcome"].as_str(), ok["model"].as_str()), (Some("ok"), Some("test-model")));
+    assert_eq!(ok["input_tokens"].as_u64(), Some((sums[0].body.to_string().len() / 4) as u64), "{ok}");
+    assert_eq!(ok["output_tokens"].as_u64(), Some((checkpoint.text.len() / 4 + 1) as u64), "{ok}");
+    let failed = summaries[1];
+    assert_eq!((failed["outcome"].as_str(), failed["input_tokens"].as_u64()), (Some("error"), Some(0)));
+    assert!(failed["error"].as_str().unwrap().contains("no summary scripted"), "{failed}");
+    // The conversation's own calls: the 12 reads, the request refused as too long, the retry.
+    let turns: Vec<&Value> = calls.iter().copied().filter(|l| l["purpose"] == "turn").collect();
+    assert_eq!(turns.len(), 14);
+    let refused = turns[12];
+    assert_eq!((refused["outcome"].as_str(), refused["input_tokens"].as_u64()), (Some("error"), Some(0)));
+    assert!(refused["error"].as_str().unwrap().contains("maximum context length"), "{refused}");
+    let end = lines.last().unwrap();
+    assert_eq!(end["type"], "session_end");
+    let sum = |key: &str| -> u64 { calls.iter().map(|l| l[key].as_u64().unwrap()).sum() };
+    assert_eq!(end["stats"]["llm_calls"].as_u64(), Some(calls.len() as u64), "{end}");
+    assert_eq!(end["stats"]["input_tokens"].as_u64(), Some(sum("input_tokens")), "{end}");
+    assert_eq!(end["stats"]["output_tokens"].as_u64(), Some(sum("output_tokens")), "{end}");
 }

@@ -90,12 +90,13 @@ impl Agent<'_> {
             return Err("nothing to collapse since the checkpoint or the last message".into());
         }
         let span = recap::render_range(&self.transcript, start, end);
-        let mut s = super::model::ModelSummarizer { llm: self.llm, system: recap::SUMMARY_SYSTEM, calls: 0 };
+        let mut s = super::model::ModelSummarizer::new(self.llm);
         let summary = {
             use crate::context::Summarizer;
             s.summarize(span).await
         };
-        self.totals.llm_calls += s.calls;
+        // /restore is interactive, where nothing is audited: only the statistics count it.
+        s.record(&mut self.totals, &mut super::Quiet);
         let summary =
             summary.ok_or("the model did not write a summary, so nothing was collapsed; try again")?;
         let label = checkpoint.map_or_else(|| "manual".to_string(), |c| c.label);

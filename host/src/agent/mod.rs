@@ -15,7 +15,7 @@ pub mod use_skill;
 pub use crate::context::{prompt, resume};
 pub use dispatch::{CallOutcome, FileChange, Toolbox};
 pub use manage::ContextStatus;
-pub use observer::{Compaction, CompactionKind, Interrupt, Observer, Quiet};
+pub use observer::{Compaction, CompactionKind, Interrupt, Observer, Quiet, SummaryCall};
 pub use outcome::{Outcome, Stats, TaskResult};
 
 use crate::capabilities::context::unfinished_items;

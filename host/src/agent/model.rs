@@ -3,11 +3,12 @@
 //! provider refuses the request as too long, the full ladder below the refused size and a
 //! retry, tightening each round; plus the model-written summaries compaction asks for.
 
-use super::{Agent, Compaction, CompactionKind, Observer, Outcome, Stats, Stop};
+use super::{Agent, Compaction, CompactionKind, Observer, Outcome, Stats, Stop, SummaryCall};
 use crate::context::budget::prompt_tokens_in_error;
 use crate::context::compact::{Aids, Fixed, NoSummaries, Report, Rung, Summarizer, compact_to_budget};
 use crate::context::{recap, snapshot, tokens};
 use crate::llm::{Client, LlmError, Message, Request, Response};
+use std::time::Instant;
 
 /// Reactive rounds (compact and retry) before the turn gives up.
 pub const MAX_REACTIVE_ROUNDS: u32 = 10;
@@ -18,13 +19,30 @@ const RECOUNT_MIN: u32 = 64;
 pub(super) struct ModelSummarizer<'c> {
     pub llm: &'c Client,
     pub system: &'static str,
-    /// Summary calls made (each is a model call).
-    pub calls: u32,
+    /// The summary calls made, for the statistics and the observers (see [`record`]).
+    pub calls: Vec<SummaryCall>,
+}
+
+impl<'c> ModelSummarizer<'c> {
+    pub fn new(llm: &'c Client) -> Self {
+        ModelSummarizer { llm, system: recap::SUMMARY_SYSTEM, calls: Vec::new() }
+    }
+
+    /// Counts the calls made in `stats` (calls and tokens) and reports each to `obs`.
+    pub fn record(&self, stats: &mut Stats, obs: &mut dyn Observer) {
+        stats.llm_calls += u32::try_from(self.calls.len()).unwrap_or(u32::MAX);
+        for c in &self.calls {
+            if let Ok(u) = &c.result {
+                super::add_usage(stats, *u);
+            }
+            obs.summary_call(c);
+        }
+    }
 }
 
 impl Summarizer for ModelSummarizer<'_> {
     async fn summarize(&mut self, span: String) -> Option<String> {
-        self.calls += 1;
+        let started = Instant::now();
         let req = Request {
             system: self.system.to_string(),
             messages: vec![Message::user(recap::summary_request(&span))],
@@ -32,8 +50,10 @@ impl Summarizer for ModelSummarizer<'_> {
             max_tokens: recap::SUMMARY_MAX_TOKENS,
             temperature: Some(0.0),
         };
-        let r = self.llm.complete(&req, &mut |_| {}).await.ok()?;
-        Some(r.text).filter(|t| !t.trim().is_empty())
+        let r = self.llm.complete(&req, &mut |_| {}).await;
+        let result = r.as_ref().map(|r| r.usage).map_err(|e| e.to_string());
+        self.calls.push(SummaryCall { duration: started.elapsed(), result });
+        Some(r.ok()?.text).filter(|t| !t.trim().is_empty())
     }
 }
 
@@ -128,6 +148,7 @@ impl Agent<'_> {
                         return Ok(r);
                     }
                     Err(Some(LlmError::ContextOverflow { message, limit })) => {
+                        obs.model_refused(&message);
                         if let Some(l) = limit {
                             self.budget.learn_window(l);
                         }
@@ -146,7 +167,7 @@ impl Agent<'_> {
             }
             let target = self.budget.reactive_target(refused);
             let fallback = self.checkpoints.render();
-            let mut summarizer = ModelSummarizer { llm: self.llm, system: recap::SUMMARY_SYSTEM, calls: 0 };
+            let mut summarizer = ModelSummarizer::new(self.llm);
             let interrupt = self.interrupt.clone();
             let mut aids = Aids::new(&mut summarizer, fallback);
             let compacted = tokio::select! {
@@ -154,7 +175,7 @@ impl Agent<'_> {
                 _ = interrupt.wait() => return Err((Outcome::Interrupted, None)),
             };
             drop(aids);
-            stats.llm_calls += summarizer.calls;
+            summarizer.record(stats, obs);
             let report = match compacted {
                 Ok(r) => r,
                 Err(e) => return Err((Outcome::Error, Some(e.to_string()))),
@@ -246,14 +267,14 @@ impl Agent<'_> {
         }
         let text = recap::render_span(&span);
         let next = self.transcript.next_id();
-        let mut s = ModelSummarizer { llm: self.llm, system: recap::SUMMARY_SYSTEM, calls: 0 };
+        let mut s = ModelSummarizer::new(self.llm);
         let interrupt = self.interrupt.clone();
         let summary = tokio::select! {
             r = s.summarize(text) => r,
             _ = interrupt.wait() => return Err((Outcome::Interrupted, None)),
         };
         let Some(summary) = summary else {
-            stats.llm_calls += s.calls;
+            s.record(stats, obs);
             self.checkpoints.postpone();
             obs.notice("could not get a checkpoint summary from the model; trying again later");
             return Ok(());
@@ -267,7 +288,7 @@ impl Agent<'_> {
             };
             self.checkpoints.merge_oldest(n, merged);
         }
-        stats.llm_calls += s.calls;
+        s.record(stats, obs);
         obs.notice(&format!("checkpoint summary {} stored", self.checkpoints.len()));
         Ok(())
     }
@@ -281,7 +302,7 @@ impl Agent<'_> {
         let system = self.system_prompt();
         let fixed = self.fixed(&system);
         let fallback = self.checkpoints.render();
-        let mut summarizer = ModelSummarizer { llm: self.llm, system: recap::SUMMARY_SYSTEM, calls: 0 };
+        let mut summarizer = ModelSummarizer::new(self.llm);
         let report = compact_to_budget(
             &mut self.transcript,
             fixed,
@@ -291,7 +312,8 @@ impl Agent<'_> {
         )
         .await
         .map_err(|e| e.to_string())?;
-        let mut stats = Stats { llm_calls: summarizer.calls, ..Stats::default() };
+        let mut stats = Stats::default();
+        summarizer.record(&mut stats, obs);
         self.report(
             Compaction { kind: CompactionKind::Manual, round: 0, report: report.clone() },
             &mut stats,

@@ -3,10 +3,11 @@
 
 use super::dispatch::CallOutcome;
 use crate::context::Report;
-use crate::llm::{Event, Response, ToolCall};
+use crate::llm::{Event, Response, ToolCall, Usage};
 use serde::Serialize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 use tokio::sync::Notify;
 
 /// Receives the loop's progress. Every method has a do-nothing default.
@@ -19,6 +20,9 @@ pub trait Observer: Send {
     fn reply(&mut self, _r: &Response) {}
     /// The model call failed for good (after retries); the task ends with this error.
     fn model_error(&mut self, _error: &str) {}
+    /// The provider refused the request as longer than its context window; the loop
+    /// compacts the conversation and asks again.
+    fn model_refused(&mut self, _error: &str) {}
     /// A tool call is about to run.
     fn tool_start(&mut self, _call: &ToolCall) {}
     /// A tool call finished.
@@ -27,6 +31,15 @@ pub trait Observer: Send {
     fn notice(&mut self, _text: &str) {}
     /// The conversation was compacted to fit the context budget.
     fn compaction(&mut self, _c: &Compaction) {}
+    /// A model call made for a summary (compaction, checkpoints), outside the conversation.
+    fn summary_call(&mut self, _c: &SummaryCall) {}
+}
+
+/// One summary call: how long it took and what it cost, or why it failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryCall {
+    pub duration: Duration,
+    pub result: Result<Usage, String>,
 }
 
 /// Why a compaction ran.

@@ -3,7 +3,7 @@
 //! call (tokens, duration, outcome) and per tool call (tool, plugin, plugin sha256, a digest
 //! of the arguments, outcome, bytes, duration), written as they happen, and a closing line.
 
-use crate::agent::{CallOutcome, Compaction, Observer, TaskResult};
+use crate::agent::{CallOutcome, Compaction, Observer, SummaryCall, TaskResult};
 use crate::llm::{Event, Response, ToolCall};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -120,6 +120,23 @@ fn error_kind(content: &str) -> Option<&str> {
     rest.split_once(')').map(|(k, _)| k)
 }
 
+impl Audit<'_> {
+    /// A conversation call that got no reply: failed for good, or refused as too long.
+    fn failed_call(&mut self, error: &str) {
+        let ms = self.call_started.take().map(|t| t.elapsed().as_secs_f64() * 1000.0);
+        self.line(json!({
+            "type": "model_call",
+            "purpose": "turn",
+            "model": self.model,
+            "outcome": "error",
+            "error": error,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "duration_ms": ms,
+        }));
+    }
+}
+
 impl Observer for Audit<'_> {
     fn waiting(&mut self) {
         self.call_started = Some(Instant::now());
@@ -139,6 +156,7 @@ impl Observer for Audit<'_> {
         let ms = self.call_started.take().map(|t| t.elapsed().as_secs_f64() * 1000.0);
         self.line(json!({
             "type": "model_call",
+            "purpose": "turn",
             "model": self.model,
             "outcome": "ok",
             "input_tokens": r.usage.input_tokens,
@@ -151,17 +169,13 @@ impl Observer for Audit<'_> {
     }
 
     fn model_error(&mut self, error: &str) {
-        let ms = self.call_started.take().map(|t| t.elapsed().as_secs_f64() * 1000.0);
-        self.line(json!({
-            "type": "model_call",
-            "model": self.model,
-            "outcome": "error",
-            "error": error,
-            "input_tokens": 0,
-            "output_tokens": 0,
-            "duration_ms": ms,
-        }));
+        self.failed_call(error);
         self.inner.model_error(error);
+    }
+
+    fn model_refused(&mut self, error: &str) {
+        self.failed_call(error);
+        self.inner.model_refused(error);
     }
 
     fn tool_start(&mut self, call: &ToolCall) {
@@ -197,6 +211,23 @@ impl Observer for Audit<'_> {
         }
         self.line(v);
         self.inner.compaction(c);
+    }
+
+    fn summary_call(&mut self, c: &SummaryCall) {
+        let mut line = json!({
+            "type": "model_call",
+            "purpose": "summary",
+            "model": self.model,
+            "outcome": if c.result.is_ok() { "ok" } else { "error" },
+            "input_tokens": c.result.as_ref().map_or(0, |u| u.input_tokens),
+            "output_tokens": c.result.as_ref().map_or(0, |u| u.output_tokens),
+            "duration_ms": c.duration.as_secs_f64() * 1000.0,
+        });
+        if let Err(e) = &c.result {
+            line["error"] = json!(e);
+        }
+        self.line(line);
+        self.inner.summary_call(c);
     }
 }
 
