@@ -27,6 +27,8 @@ pub struct Header {
     pub commands: Value,
     /// One object per plugin: name, sha256, granted.
     pub plugins: Vec<Value>,
+    /// One object per skill: name, kind, sha256 (what a policy pins).
+    pub skills: Vec<Value>,
 }
 
 /// Forwards every event to `inner` and records the auditable ones.
@@ -82,6 +84,7 @@ impl<'a> Audit<'a> {
             "network": header.network,
             "commands": header.commands,
             "plugins": header.plugins,
+            "skills": header.skills,
         }));
         if let Some(e) = a.failed.take() {
             return Err(std::io::Error::other(e));

@@ -122,6 +122,7 @@ fn skills(env: &setup::Env, json: bool) -> i32 {
                     "source": k.source.as_str(),
                     "kind": k.kind.as_str(),
                     "path": k.location,
+                    "sha256": set.digest(k).ok(),
                 })
             })
             .collect();

@@ -198,9 +198,12 @@ async fn ci_run(agent: &mut Agent<'_>, env: &Env, client: &Client, task: &str, s
     let plugins = env.registry.plugins();
     let mut shas: std::collections::HashMap<String, String> =
         plugins.iter().map(|p| (p.info.name.clone(), p.info.sha256.clone())).collect();
+    let mut skills = Vec::new();
     for k in env.skills.all() {
-        let label = crate::agent::use_skill::plugin_label(&k.name);
-        shas.insert(label, env.skills.component(k).sha256.clone());
+        // What a policy pins: the component's file, or the folder's listing.
+        let sha = env.skills.digest(k).unwrap_or_else(|e| format!("unknown ({e})"));
+        skills.push(serde_json::json!({"name": k.name, "kind": k.kind.as_str(), "sha256": sha}));
+        shas.insert(crate::agent::use_skill::plugin_label(&k.name), sha);
     }
     let c = &env.settings.commands;
     let header = Header {
@@ -220,6 +223,7 @@ async fn ci_run(agent: &mut Agent<'_>, env: &Env, client: &Client, task: &str, s
             .iter()
             .map(|p| serde_json::json!({"name": p.info.name, "sha256": p.info.sha256, "granted": p.info.granted.names()}))
             .collect(),
+        skills,
     };
     one_shot(agent, env, client, task, style, Some(AuditTarget { path, shas, header })).await
 }

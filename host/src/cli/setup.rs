@@ -29,6 +29,8 @@ pub enum SetupError {
     Network(String),
     #[error("{0}")]
     Commands(String),
+    #[error("{0}")]
+    SkillPin(String),
 }
 
 /// Everything a command needs.
@@ -216,6 +218,35 @@ pub fn base(g: &GlobalArgs, ci: bool) -> Result<Base, SetupError> {
     Ok(Base { settings, policy, provenance, user_dir, cache_dir, session, runtime })
 }
 
+/// Keeps the skills `policy` pins; a pinned skill whose digest differs stops the start.
+fn pin_skills(skills: &mut SkillSet, policy: &config::Policy, verbose: bool) -> Result<(), SetupError> {
+    for k in skills.all() {
+        let Some(pin) = policy.skills.get(&k.name) else {
+            if verbose {
+                eprintln!(
+                    "skill {} not loaded: it is not in the policy file {}",
+                    k.name,
+                    policy.path.display()
+                );
+            }
+            continue;
+        };
+        let found = skills.digest(k).unwrap_or_else(|e| format!("unknown ({e})"));
+        if found != pin.sha256 {
+            return Err(SetupError::SkillPin(format!(
+                "skill {} ({}) does not match the policy file {}: it pins sha256 {}, the skill is {found}. \
+                 Review the skill, then update the pin (`corral skills --json` shows its sha256).",
+                k.name,
+                k.location,
+                policy.path.display(),
+                pin.sha256
+            )));
+        }
+    }
+    skills.retain(|k| policy.skills.contains_key(&k.name));
+    Ok(())
+}
+
 /// Resolves settings and loads every plugin and skill (see [`base`] for `ci`).
 pub async fn prepare(g: &GlobalArgs, ci: bool) -> Result<Env, SetupError> {
     load(base(g, ci)?).await
@@ -234,15 +265,14 @@ pub async fn load(base: Base) -> Result<Env, SetupError> {
     let unpack_base = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("corral"));
     let mut warnings = Vec::new();
     let mut found = skills::discover(&ws_root, user_dir.as_deref(), &unpack_base, &mut warnings);
-    if policy.is_some() && !found.is_empty() {
-        // A policy file pins plugins by sha256; it has no way to pin a skill yet, so under a
-        // policy nothing runs that it did not name: skills are left out.
-        if verbose {
-            eprintln!("{} skills not loaded: skills cannot be pinned in a policy file", found.len());
-        }
+    if policy.as_ref().is_some_and(|p| p.skills.is_empty()) {
+        // Under a policy nothing runs that it does not name, and it names no skill.
         found.clear();
     }
     let mut skills = SkillSet::load(&runtime, &session, found, &settings.limits).await;
+    if let Some(p) = &policy {
+        pin_skills(&mut skills, p, verbose)?;
+    }
     warnings.append(&mut skills.warnings);
     for w in &warnings {
         eprintln!("warning: {w}");

@@ -14,6 +14,9 @@
 //! [plugins.write_file]
 //! sha256 = "41ab..."
 //! grants = ["workspace-write"]
+//!
+//! [skills.code-review]            # as `corral skills --json` shows it
+//! sha256 = "77d0..."
 //! ```
 
 use super::keys::{CAPABILITIES, COMMAND_MODES, NETWORK_MODES};
@@ -33,6 +36,13 @@ pub struct Pinned {
     pub grants: Vec<String>,
 }
 
+/// One pinned skill: the SHA-256 of its component file, or of its folder's listing.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinnedSkill {
+    pub sha256: String,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Raw {
@@ -44,6 +54,8 @@ struct Raw {
     yolo: bool,
     #[serde(default)]
     plugins: BTreeMap<String, Pinned>,
+    #[serde(default)]
+    skills: BTreeMap<String, PinnedSkill>,
 }
 
 /// A loaded, checked policy file.
@@ -60,6 +72,8 @@ pub struct Policy {
     pub yolo: bool,
     /// Plugin name -> pin.
     pub plugins: BTreeMap<String, Pinned>,
+    /// Skill name -> pin. Skills not named here are not loaded.
+    pub skills: BTreeMap<String, PinnedSkill>,
 }
 
 fn rank(order: &[&str], v: &str) -> usize {
@@ -93,10 +107,18 @@ impl Policy {
         if raw.yolo && commands == "off" {
             return Err("yolo = true needs commands = \"allowlist\" or \"ask\"".into());
         }
+        let valid =
+            |sha: &str| sha.len() == 64 && sha.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        for (name, pin) in &raw.skills {
+            if !valid(&pin.sha256) {
+                return Err(format!(
+                    "skills.{name}.sha256 = {:?}: expected 64 lowercase hex digits (see `corral skills --json`)",
+                    pin.sha256
+                ));
+            }
+        }
         for (name, pin) in &raw.plugins {
-            let valid =
-                pin.sha256.len() == 64 && pin.sha256.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-            if !valid {
+            if !valid(&pin.sha256) {
                 return Err(format!(
                     "plugins.{name}.sha256 = {:?}: expected 64 lowercase hex digits (see `corral plugins`)",
                     pin.sha256
@@ -117,6 +139,7 @@ impl Policy {
             allowed_commands: raw.allowed_commands,
             yolo: raw.yolo,
             plugins: raw.plugins,
+            skills: raw.skills,
         })
     }
 

@@ -3,6 +3,7 @@
 //! loaded once, and called in a fresh sandbox like tools. A name clash is settled by source.
 
 pub mod call;
+pub mod digest;
 pub mod discover;
 mod load;
 pub mod rules;
@@ -150,6 +151,20 @@ impl SkillSet {
     /// The compiled component behind `skill`.
     pub fn component(&self, skill: &Skill) -> &ComponentInfo {
         &self.components[skill.component].info
+    }
+
+    /// What `skill` is, as one SHA-256 (see [`digest`]): its component file's, or its
+    /// folder's. This is what a policy file pins.
+    pub fn digest(&self, skill: &Skill) -> Result<String, String> {
+        match (skill.kind, &skill.path) {
+            (Kind::Folder, Some(dir)) => digest::folder(dir),
+            _ => Ok(self.component(skill).sha256.clone()),
+        }
+    }
+
+    /// Keeps only the skills `keep` accepts.
+    pub fn retain(&mut self, keep: impl FnMut(&Skill) -> bool) {
+        self.skills.retain(keep);
     }
 
     /// Every skill name, closest to `name` first.
