@@ -412,3 +412,27 @@ fn component_skill_scripts_read_the_workspace_read_only() {
     );
     assert_eq!(std::fs::read(sb.ws.join("README.md")).unwrap(), before);
 }
+
+#[test]
+fn a_dollar_mention_activates_the_skill_before_the_model_is_asked() {
+    let sb = Sandbox::new();
+    release_notes(&sb);
+    let server = ModelServer::start(Flavor::OpenAi, vec![Step::Reply(Reply::text("Drafted."))]);
+    let task = "use $release-notes for v1.0 (not $HOME, not $no-such-skill), then $release-notes again";
+    let run = session(&sb, &server, task);
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    assert!(run.stderr.contains("use_skill"), "the call is shown like any other: {}", run.stderr);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    let msgs = reqs[0].body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"], "one activation, once");
+    assert_eq!(msgs[1]["content"], task);
+    let call = &msgs[2]["tool_calls"][0];
+    assert_eq!(call["function"]["name"], "use_skill");
+    let args: Value = serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args, json!({"name": "release-notes", "action": "activate"}));
+    assert_eq!(msgs[3]["tool_call_id"], call["id"], "the result answers the call");
+    let result = msgs[3]["content"].as_str().unwrap();
+    assert!(result.contains("INSTRUCTION-MARKER-7319"), "{result}");
+}

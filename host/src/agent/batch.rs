@@ -7,7 +7,77 @@ use crate::context::snapshot;
 use crate::llm::{Message, Response};
 use std::collections::BTreeSet;
 
+/// At most this many skills are activated from one message's `$name` mentions.
+const MAX_MENTIONED_SKILLS: usize = 3;
+
+/// The names written as `$name` in `text`, in order, each once. A name is what a skill name
+/// may be: lowercase ASCII letters, digits and inner hyphens.
+pub(super) fn mentions(text: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for (i, _) in text.match_indices('$') {
+        let rest = &text[i + 1..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
+            .unwrap_or(rest.len());
+        // `$naïve` or `$snake_case` is another word, not a name followed by punctuation.
+        let runs_on = rest[end..].starts_with(|c: char| c.is_alphanumeric() || c == '_');
+        let name = rest[..end].trim_end_matches('-');
+        let starts_well = name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit());
+        if starts_well && !runs_on && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
+}
+
 impl Agent<'_> {
+    /// `$name` in the person's message activates the skill `name` before the model is asked:
+    /// a `use_skill` call and its result are added to the conversation as if the model had
+    /// made it (so compaction treats them like any other call), and shown and audited the
+    /// same way. Mentions that name no skill are left alone (`$HOME`, prices).
+    pub(super) async fn activate_mentioned_skills(
+        &mut self,
+        text: &str,
+        stats: &mut Stats,
+        obs: &mut dyn Observer,
+    ) {
+        if !self.tools.offers_skills() || self.hidden.contains(super::use_skill::NAME) {
+            return;
+        }
+        let names: Vec<String> = mentions(text)
+            .into_iter()
+            .filter(|n| self.tools.skills.get(n).is_some())
+            .take(MAX_MENTIONED_SKILLS)
+            .map(str::to_string)
+            .collect();
+        for (i, name) in names.iter().enumerate() {
+            let call = crate::llm::ToolCall {
+                id: format!("corral_skill_{}_{i}", self.transcript.next_id()),
+                name: super::use_skill::NAME.to_string(),
+                arguments: serde_json::json!({"name": name, "action": "activate"}).to_string(),
+            };
+            self.transcript.push(Message::Assistant {
+                text: String::new(),
+                reasoning: None,
+                tool_calls: vec![call.clone()],
+            });
+            obs.tool_start(&call);
+            let outcome = call_tool(&self.tools, &self.hidden, &call).await;
+            stats.tool_calls += 1;
+            if outcome.is_error {
+                stats.tool_errors += 1;
+            }
+            obs.tool_done(&call, &outcome);
+            let msg = Message::Tool {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: outcome.content,
+                is_error: outcome.is_error,
+            };
+            self.transcript.push_tool(msg, false);
+        }
+    }
+
     /// Records the reply and runs its calls in order. Err when the person interrupted (the
     /// calls not run get an "interrupted" result, so every call keeps its answer).
     pub(super) async fn run_calls(
@@ -131,4 +201,20 @@ fn activity_line(call: &crate::llm::ToolCall, outcome: &CallOutcome) -> String {
     let result = outcome.content.lines().next().unwrap_or("").chars().take(80).collect::<String>();
     let status = if outcome.is_error { "failed" } else { "ok" };
     format!("{} {args} -> {status}: {result}", call.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mentions;
+
+    #[test]
+    fn mentions_are_skill_shaped_names_after_a_dollar() {
+        assert_eq!(mentions("use $code-review, then $markdown-docs."), ["code-review", "markdown-docs"]);
+        assert_eq!(
+            mentions("$HOME costs $5 and $-x; $release-notes- twice $release-notes"),
+            ["5", "release-notes"]
+        );
+        assert!(mentions("no dollars here, and a lone $").is_empty());
+        assert!(mentions("émoji $naïve and $snake_case").is_empty());
+    }
 }

@@ -207,6 +207,7 @@ impl<'a> Agent<'a> {
         self.tools.session.snapshot.person_spoke();
         self.streak.reset();
         let mut stats = Stats::default();
+        self.activate_mentioned_skills(task, &mut stats, obs).await;
         let result = self.turns(&mut stats, obs).await;
         self.totals.add(&stats);
         let (outcome, answer, error) = result;
