@@ -4,7 +4,7 @@
 
 use super::{Agent, CallOutcome, Observer, Outcome, Stats, TODO_REMINDER_AFTER, Toolbox};
 use crate::context::snapshot;
-use crate::llm::{Message, Response};
+use crate::llm::{Message, Response, ToolCall};
 use std::collections::BTreeSet;
 
 /// At most this many skills are activated from one message's `$name` mentions.
@@ -51,7 +51,7 @@ impl Agent<'_> {
             .map(str::to_string)
             .collect();
         for (i, name) in names.iter().enumerate() {
-            let call = crate::llm::ToolCall {
+            let call = ToolCall {
                 id: format!("corral_skill_{}_{i}", self.transcript.next_id()),
                 name: super::use_skill::NAME.to_string(),
                 arguments: serde_json::json!({"name": name, "action": "activate"}).to_string(),
@@ -63,19 +63,32 @@ impl Agent<'_> {
             });
             obs.tool_start(&call);
             let outcome = call_tool(&self.tools, &self.hidden, &call).await;
-            stats.tool_calls += 1;
-            if outcome.is_error {
-                stats.tool_errors += 1;
-            }
-            obs.tool_done(&call, &outcome);
-            let msg = Message::Tool {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                content: outcome.content,
-                is_error: outcome.is_error,
-            };
-            self.transcript.push_tool(msg, false);
+            self.record_result(&call, outcome, false, stats, obs);
         }
+    }
+
+    /// Counts a finished call, shows it, and answers it in the conversation (`changes`: it
+    /// may have changed files, which the transcript notes for compaction).
+    fn record_result(
+        &mut self,
+        call: &ToolCall,
+        outcome: CallOutcome,
+        changes: bool,
+        stats: &mut Stats,
+        obs: &mut dyn Observer,
+    ) {
+        stats.tool_calls += 1;
+        if outcome.is_error {
+            stats.tool_errors += 1;
+        }
+        obs.tool_done(call, &outcome);
+        let msg = Message::Tool {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: outcome.content,
+            is_error: outcome.is_error,
+        };
+        self.transcript.push_tool(msg, changes);
     }
 
     /// Records the reply and runs its calls in order. Err when the person interrupted (the
@@ -111,23 +124,12 @@ impl Agent<'_> {
             read_only_turn &= read_only;
             self.tools.session.snapshot.note_call(&call.name, read_only);
             let outcome = self.finish_restore(reply_id, outcome, stats);
-            stats.tool_calls += 1;
-            if outcome.is_error {
-                stats.tool_errors += 1;
-            }
             used_todo |= call.name == "todo";
-            obs.tool_done(call, &outcome);
             self.activity.push(activity_line(call, &outcome));
             if self.activity.len() > 50 {
                 self.activity.drain(..25);
             }
-            let msg = Message::Tool {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                content: outcome.content,
-                is_error: outcome.is_error,
-            };
-            self.transcript.push_tool(msg, !read_only);
+            self.record_result(call, outcome, !read_only, stats, obs);
         }
         if used_todo {
             self.turns_since_todo = 0;
@@ -174,11 +176,7 @@ impl Agent<'_> {
 }
 
 /// Runs one call, unless its tool was left out of this session.
-async fn call_tool(
-    tools: &Toolbox<'_>,
-    hidden: &BTreeSet<String>,
-    call: &crate::llm::ToolCall,
-) -> CallOutcome {
+async fn call_tool(tools: &Toolbox<'_>, hidden: &BTreeSet<String>, call: &ToolCall) -> CallOutcome {
     if hidden.contains(&call.name) {
         return CallOutcome {
             content: format!(
@@ -196,7 +194,7 @@ async fn call_tool(
 }
 
 /// One line describing a call, for continue.md.
-fn activity_line(call: &crate::llm::ToolCall, outcome: &CallOutcome) -> String {
+fn activity_line(call: &ToolCall, outcome: &CallOutcome) -> String {
     let args: String = call.arguments.chars().take(100).collect();
     let result = outcome.content.lines().next().unwrap_or("").chars().take(80).collect::<String>();
     let status = if outcome.is_error { "failed" } else { "ok" };

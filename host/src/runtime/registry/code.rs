@@ -7,7 +7,6 @@
 use super::{grants, manifest};
 use crate::runtime::{Cache, CacheStatus, CallState};
 use crate::wit::ToolPluginPre;
-use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -48,7 +47,7 @@ impl Wasm {
             Wasm::File(p) => {
                 let bytes =
                     std::fs::read(p).map_err(|e| wasmtime::format_err!("cannot read it again: {e}"))?;
-                let now = super::hex(&Sha256::digest(&bytes));
+                let now = super::sha256_hex(&bytes);
                 if now != sha256 {
                     wasmtime::bail!(
                         "the file changed since corral started; start corral again to use the new version"
@@ -162,10 +161,6 @@ fn load(src: &Source) -> Result<Loaded, String> {
 mod tests {
     use super::*;
 
-    fn sha(bytes: &[u8]) -> String {
-        super::super::hex(&Sha256::digest(bytes))
-    }
-
     #[test]
     fn a_plugin_file_is_read_again_only_if_it_is_unchanged() {
         let dir = tempfile::tempdir().unwrap();
@@ -173,7 +168,7 @@ mod tests {
         std::fs::write(&path, b"\0asm version one").unwrap();
         let wasm = Wasm::of(Cow::Owned(b"\0asm version one".to_vec()), Some(&path));
         assert!(matches!(wasm, Wasm::File(_)), "a file's bytes are not held for the session");
-        let want = sha(b"\0asm version one");
+        let want = super::super::sha256_hex(b"\0asm version one");
         assert_eq!(&*wasm.bytes(&want).unwrap(), b"\0asm version one");
         std::fs::write(&path, b"\0asm version two").unwrap();
         let e = wasm.bytes(&want).unwrap_err().to_string();

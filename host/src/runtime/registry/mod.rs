@@ -114,8 +114,14 @@ enum Facts {
     Fresh(wasmtime::component::Component, CacheStatus),
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// `bytes` as lowercase hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The SHA-256 of `bytes`, as lowercase hex (how components and skills are named and pinned).
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
 }
 
 impl Registry {
@@ -136,7 +142,7 @@ impl Registry {
             let builtin = c.origin == Origin::Builtin;
             let sha256 = match c.sha256 {
                 Some(s) => s.to_string(),
-                None => hex(&Sha256::digest(&c.bytes)),
+                None => sha256_hex(&c.bytes),
             };
             if let Some(pins) = &rules.pins
                 && !grants::pinned(&c.name, builtin, &location, &sha256, pins)?

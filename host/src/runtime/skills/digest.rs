@@ -4,15 +4,12 @@
 //! Renaming, adding, removing or changing any file changes the digest; the order in which
 //! files were created does not.
 
+use crate::runtime::registry::{hex, sha256_hex};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 
 /// Folders with more entries than this are not digested (a skill is a handful of files).
 pub const MAX_ENTRIES: usize = 2_000;
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// The digest of the folder `dir`. Errors name what could not be read.
 pub fn folder(dir: &Path) -> Result<String, String> {
@@ -47,7 +44,7 @@ fn walk(dir: &Path, prefix: &str, lines: &mut Vec<String>) -> Result<(), String>
             walk(&path, &rel, lines)?;
         } else {
             let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            lines.push(format!("file\0{rel}\0{}\0{}", bytes.len(), hex(&Sha256::digest(&bytes))));
+            lines.push(format!("file\0{rel}\0{}\0{}", bytes.len(), sha256_hex(&bytes)));
         }
     }
     Ok(())

@@ -9,8 +9,7 @@ use crate::runtime::invoke::View;
 use crate::runtime::registry::skill_import_allowed;
 use crate::runtime::{CallState, Limits, Runtime, ToolError};
 use crate::wit::skill_world::{SkillPlugin, SkillPluginPre};
-use sha2::{Digest, Sha256};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use wasmtime::Store;
 
 impl SkillSet {
@@ -57,6 +56,7 @@ impl SkillSet {
                     path: c.path,
                     component,
                     view,
+                    digest: OnceLock::new(),
                 }),
                 Err(why) => set.warnings.push(format!("skipping skill {}: {why}", c.location)),
             }
@@ -79,7 +79,7 @@ impl SkillSet {
     ) -> Result<usize, String> {
         let sha256 = match sha256 {
             Some(s) => s.to_string(),
-            None => Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect(),
+            None => crate::runtime::registry::sha256_hex(bytes),
         };
         let (component, cache) = rt
             .cache()
@@ -166,6 +166,7 @@ mod tests {
             path: None,
             component: 0,
             view: View::SkillRoots,
+            digest: OnceLock::new(),
         }
     }
 

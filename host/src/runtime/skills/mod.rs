@@ -16,6 +16,7 @@ use super::{CacheStatus, CallState};
 use crate::capabilities::grant::{CapSet, Capability};
 use crate::wit::skill_world::SkillPluginPre;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 /// Where a skill came from. When two skills share a name, the earlier source wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -71,6 +72,8 @@ pub struct Skill {
     component: usize,
     /// What its calls may see.
     view: View,
+    /// Its digest, once asked for (a folder's means reading all of it).
+    digest: OnceLock<Result<String, String>>,
 }
 
 impl Skill {
@@ -154,12 +157,13 @@ impl SkillSet {
     }
 
     /// What `skill` is, as one SHA-256 (see [`digest`]): its component file's, or its
-    /// folder's. This is what a policy file pins.
+    /// folder's. This is what a policy file pins. Computed once per skill.
     pub fn digest(&self, skill: &Skill) -> Result<String, String> {
-        match (skill.kind, &skill.path) {
+        let digest = skill.digest.get_or_init(|| match (skill.kind, &skill.path) {
             (Kind::Folder, Some(dir)) => digest::folder(dir),
             _ => Ok(self.component(skill).sha256.clone()),
-        }
+        });
+        digest.clone()
     }
 
     /// Keeps only the skills `keep` accepts.
