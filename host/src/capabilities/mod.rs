@@ -5,6 +5,7 @@
 pub mod context;
 pub mod grant;
 mod guard;
+pub mod hostread;
 mod host_impl;
 pub mod http;
 pub mod kv;
