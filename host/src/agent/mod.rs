@@ -211,15 +211,20 @@ impl<'a> Agent<'a> {
         let result = self.turns(&mut stats, obs).await;
         self.totals.add(&stats);
         let (outcome, answer, error) = result;
-        let ws = &self.tools.session.roots.workspace().dir;
+        let local = &self.tools.session.local;
+        if outcome == Outcome::Done {
+            // The task is finished: a waiting note about unfinished work is not wanted any more.
+            let _ = resume::consume(local);
+        }
         match outcome {
             Outcome::Done if self.cfg.history => {
-                if let Err(e) = history::append(ws, &now_stamp(), task, &answer) {
-                    obs.notice(&format!("cannot append to .corral/HISTORY.md: {e}"));
+                if let Err(e) = history::append(local, &now_stamp(), task, &answer) {
+                    obs.notice(&format!("cannot append to {}: {e}", local.shown("HISTORY.md")));
                 }
             }
             Outcome::Done => {}
-            _ if self.cfg.continue_file => {
+            // A run the model never answered has no work to continue.
+            _ if self.cfg.continue_file && stats.turns > 0 => {
                 let reason = match (&outcome, &error) {
                     (Outcome::MaxTurns, _) => format!("the turn limit ({}) was reached", self.cfg.max_turns),
                     (Outcome::Interrupted, _) => "the person interrupted the session".to_string(),
@@ -235,9 +240,12 @@ impl<'a> Agent<'a> {
                     activity: &self.activity,
                     last_reply: Some(&answer),
                 };
-                match resume::write(ws, &note) {
-                    Ok(()) => obs.notice("wrote .corral/continue.md; the next session here will pick it up"),
-                    Err(e) => obs.notice(&format!("cannot write .corral/continue.md: {e}")),
+                match resume::write(local, &note) {
+                    Ok(()) => obs.notice(&format!(
+                        "wrote {}; the next session here will pick it up (--no-continue to start fresh)",
+                        local.shown("continue.md")
+                    )),
+                    Err(e) => obs.notice(&format!("cannot write {}: {e}", local.shown("continue.md"))),
                 }
             }
             _ => {}
@@ -328,7 +336,7 @@ impl<'a> Agent<'a> {
     fn accepted(&mut self) {
         if self.continue_note.is_some() && !self.continue_consumed {
             self.continue_consumed = true;
-            let _ = resume::consume(&self.tools.session.roots.workspace().dir);
+            let _ = resume::consume(&self.tools.session.local);
         }
     }
 

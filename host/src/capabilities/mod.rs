@@ -9,6 +9,7 @@ pub mod hostread;
 mod host_impl;
 pub mod http;
 pub mod kv;
+pub mod local;
 pub mod log;
 pub mod process;
 pub mod roots;
@@ -122,6 +123,8 @@ pub struct Session {
     pub granted: grant::Granted,
     /// Which programs plugins granted `process` may run (`[commands]`); none by default.
     pub commands: process::CommandPolicy,
+    /// The workspace's local state outside it (approvals, continue note, history, trash index).
+    pub local: local::Local,
 }
 
 impl Session {
@@ -139,6 +142,7 @@ impl Session {
             net: http::NetPolicy::default(),
             granted: grant::Granted::default(),
             commands: process::CommandPolicy::default(),
+            local: local::Local::default(),
         }
     }
 

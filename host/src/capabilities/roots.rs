@@ -36,15 +36,28 @@ pub struct Located {
 #[derive(Debug)]
 pub struct Roots {
     roots: Vec<Root>,
-    /// Absolute paths no plugin may change (corral's own state and settings).
+    /// Absolute paths no plugin may change (corral's user settings, cache and state), each
+    /// as given and as resolved through its existing ancestors, whether it exists or not.
     protected: Vec<PathBuf>,
+    /// Whether `.git` (at any depth, in any root) is refused to writers: hooks and git config
+    /// run code at the person's next git command.
+    protect_git: bool,
 }
 
-/// Finds the workspace root for `start`: the nearest ancestor holding `.git` or
-/// `corral.toml`, else `start` itself.
+/// Names refused as a path component of any change, at any depth, in every root.
+const PROTECTED_NAMES: &[&str] = &[".corral", "corral.toml"];
+
+/// Finds the workspace root for `start`: the nearest ancestor holding `.git` or a
+/// `corral.toml` of this user's (or root's), else `start` itself. A `corral.toml` another
+/// user owns (say in a shared `/tmp`) marks nothing.
 pub fn find_workspace_root(start: &Path) -> PathBuf {
+    use std::os::unix::fs::MetadataExt;
+    let me = unsafe { libc::geteuid() };
+    let own_settings = |dir: &Path| {
+        std::fs::symlink_metadata(dir.join("corral.toml")).is_ok_and(|m| m.uid() == me || m.uid() == 0)
+    };
     for dir in start.ancestors() {
-        if dir.join(".git").exists() || dir.join("corral.toml").exists() {
+        if dir.join(".git").exists() || own_settings(dir) {
             return dir.to_path_buf();
         }
     }
@@ -53,9 +66,17 @@ pub fn find_workspace_root(start: &Path) -> PathBuf {
 
 impl Roots {
     /// Opens the workspace and the extra roots. Paths are resolved to their real absolute
-    /// form. `protected` lists extra absolute paths to refuse as write targets (the user's
-    /// config and cache directories); the workspace's `.corral/` and `corral.toml` always are.
+    /// form. `protected` lists absolute paths to refuse as write targets whether they exist
+    /// or not (the user's config, cache and state directories); `.corral/`, `corral.toml` and
+    /// `.git/` at any depth always are (see [`Roots::allow_git_writes`]). A root that is `/`,
+    /// or holds the person's home folder or one of the `protected` paths, is refused.
     pub fn open(workspace: &Path, extra: &[(PathBuf, bool)], protected: &[PathBuf]) -> io::Result<Roots> {
+        let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute() && h != Path::new("/"));
+        let mut prot: Vec<PathBuf> = Vec::new();
+        for p in protected {
+            prot.push(normalize_absolute(p));
+            prot.extend(resolve_existing_prefix(p));
+        }
         let mut roots = Vec::with_capacity(1 + extra.len());
         for (path, writable) in std::iter::once(&(workspace.to_path_buf(), true)).chain(extra) {
             let real = std::fs::canonicalize(path)
@@ -66,13 +87,35 @@ impl Roots {
                     format!("root {} is not a directory", path.display()),
                 ));
             }
+            let refuse = |what: String| {
+                io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "root {} would give tools {what}; corral refuses such a root. Run corral inside a project \
+                         folder (or pass --workspace DIR), and name narrower folders with --add-dir",
+                        path.display()
+                    ),
+                )
+            };
+            if real == Path::new("/") {
+                return Err(refuse("the whole file system".into()));
+            }
+            let home_real = home.as_ref().map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.clone()));
+            if let Some(h) = home_real.iter().chain(home.iter()).find(|h| h.starts_with(&real)) {
+                return Err(refuse(format!("your home folder {} (keys, credentials, settings)", h.display())));
+            }
+            if let Some(p) = prot.iter().find(|p| p.starts_with(&real)) {
+                return Err(refuse(format!("corral's own settings, cache or state at {}", p.display())));
+            }
             let dir = Dir::open_ambient_dir(&real, ambient_authority())?;
             roots.push(Root { path: real, dir, writable: *writable });
         }
-        let ws = roots[0].path.clone();
-        let mut prot = vec![ws.join(".corral"), ws.join("corral.toml")];
-        prot.extend(protected.iter().filter_map(|p| std::fs::canonicalize(p).ok()));
-        Ok(Roots { roots, protected: prot })
+        Ok(Roots { roots, protected: prot, protect_git: true })
+    }
+
+    /// Lets tools write `.git/` (the person's `--allow-git-writes`).
+    pub fn allow_git_writes(&mut self) {
+        self.protect_git = false;
     }
 
     /// All roots, workspace first.
@@ -180,14 +223,46 @@ impl Roots {
         if loc.rel.as_os_str().is_empty() {
             return Err(WsError::protected(format!("'{shown}' is a root directory; it cannot be changed")));
         }
+        for c in loc.rel.components() {
+            let Component::Normal(name) = c else { continue };
+            let name = name.to_string_lossy().to_ascii_lowercase();
+            if PROTECTED_NAMES.contains(&name.as_str()) {
+                return Err(WsError::protected(format!(
+                    "'{shown}' is one of corral's own files (settings or state under .corral/ or a corral.toml, at \
+                     any depth); tools may not change it. Change it yourself if it needs to change"
+                )));
+            }
+            if self.protect_git && name == ".git" {
+                return Err(WsError::protected(format!(
+                    "'{shown}' is inside .git/: hooks and git config there run code at your next git command, so \
+                     tools may not change it. The person running corral can allow it with --allow-git-writes"
+                )));
+            }
+        }
         if self.protected.iter().any(|p| starts_with_ignore_case(&abs, p) || starts_with_ignore_case(p, &abs))
         {
             return Err(WsError::protected(format!(
-                "'{shown}' is one of corral's own files (settings or state under .corral/); tools may not change it"
+                "'{shown}' is one of corral's own files (its user settings, cache or state); tools may not change it"
             )));
         }
         Ok(())
     }
+}
+
+/// `p` with its deepest existing ancestor resolved through links and the rest appended, when
+/// that differs from `p` as written.
+fn resolve_existing_prefix(p: &Path) -> Option<PathBuf> {
+    let mut existing = normalize_absolute(p);
+    let mut tail = Vec::new();
+    while !existing.exists() {
+        tail.push(existing.file_name()?.to_os_string());
+        if !existing.pop() {
+            return None;
+        }
+    }
+    let mut out = std::fs::canonicalize(&existing).ok()?;
+    out.extend(tail.iter().rev());
+    Some(out)
 }
 
 /// Resolves the directories of `rel` that exist through symlinks; components that do not
@@ -352,12 +427,49 @@ mod tests {
     fn own_files_are_protected_in_any_case() {
         let t = tempfile::tempdir().unwrap();
         let r = roots(t.path());
-        for p in [".corral/x", ".CORRAL/trash/a", "corral.toml", "Corral.TOML", "."] {
+        for p in [
+            ".corral/x",
+            ".CORRAL/trash/a",
+            "corral.toml",
+            "Corral.TOML",
+            ".",
+            "sub/corral.toml",
+            "a/b/.corral/plugins/x.wasm",
+            ".git/hooks/pre-commit",
+            "vendor/lib/.GIT/config",
+            ".git",
+        ] {
             let loc = r.resolve(p, true).unwrap();
             assert!(r.check_writable(&loc, p).is_err(), "{p}");
         }
-        let ok = r.resolve("sub/corral.toml", true).unwrap();
-        assert!(r.check_writable(&ok, "sub/corral.toml").is_ok());
+        for p in ["sub/corral.toml.bak", ".github/workflows/ci.yml", ".gitignore", "corral/x"] {
+            let loc = r.resolve(p, true).unwrap();
+            assert!(r.check_writable(&loc, p).is_ok(), "{p}");
+        }
+        let e = r.check_writable(&r.resolve(".git/config", true).unwrap(), ".git/config").unwrap_err();
+        assert!(e.message.contains("--allow-git-writes"), "{}", e.message);
+        let mut r = roots(t.path());
+        r.allow_git_writes();
+        assert!(r.check_writable(&r.resolve(".git/config", true).unwrap(), ".git/config").is_ok());
+        assert!(r.check_writable(&r.resolve("x/.corral/y", true).unwrap(), "x/.corral/y").is_err());
+    }
+
+    #[test]
+    fn protected_dirs_hold_before_they_exist_and_wide_roots_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(t.path()).unwrap();
+        std::fs::create_dir_all(base.join("ws")).unwrap();
+        std::fs::create_dir_all(base.join("extra")).unwrap();
+        // A config folder inside an extra root that does not exist yet is still refused.
+        let conf = base.join("extra/not-yet/corral");
+        let r = Roots::open(&base.join("ws"), &[(base.join("extra"), true)], &[conf.clone()]);
+        let e = r.unwrap_err().to_string();
+        assert!(e.contains("corral's own settings"), "{e}");
+        let r = Roots::open(&base.join("ws"), &[(base.join("extra"), true)], &[base.join("cfg/corral")]).unwrap();
+        let loc = r.resolve(&base.join("extra/x").display().to_string(), true).unwrap();
+        assert!(r.check_writable(&loc, "x").is_ok());
+        let e = Roots::open(&base.join("ws"), &[(PathBuf::from("/"), false)], &[]).unwrap_err().to_string();
+        assert!(e.contains("the whole file system") && e.contains("--add-dir"), "{e}");
     }
 
     #[test]

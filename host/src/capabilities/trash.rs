@@ -1,11 +1,13 @@
-//! Soft delete: files move into `.corral/trash/<id>/` with a line in `index.jsonl`;
-//! entries older than the retention age, then the oldest beyond the size cap, are purged.
+//! Soft delete: files move into `.corral/trash/<id>/` with a line in the trash index, kept in
+//! the workspace's local state (so a repository cannot ship one); entries older than the
+//! retention age, then the oldest beyond the size cap, are purged.
 
+use super::local::Local;
 use super::workspace::{check_guard, move_entry, open_parent};
 use super::{ErrorCode, Session, WsError};
-use cap_std::fs::{Dir, OpenOptions};
+use cap_std::fs::Dir;
 use serde::{Deserialize, Serialize};
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +15,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The trash directory, relative to the workspace root.
 pub const TRASH_DIR: &str = ".corral/trash";
+/// The trash index inside the local state.
+pub const INDEX: &str = "trash.jsonl";
 
 /// How long and how much the trash keeps.
 #[derive(Debug, Clone)]
@@ -86,6 +90,7 @@ pub fn trash(s: &Session, input: &str) -> Result<TrashInfo, WsError> {
     let entry_dir = format!("{TRASH_DIR}/{id}");
     let io_err =
         |e: io::Error| WsError::new(ErrorCode::Io, format!("cannot move '{shown}' to the trash: {e}"));
+    super::state::ensure_gitignore(ws).map_err(io_err)?;
     ws.create_dir_all(&entry_dir).map_err(io_err)?;
     let to = ws.open_dir(&entry_dir).map_err(io_err)?;
     let from = open_parent(&root.dir, &loc.rel, false).map_err(io_err)?;
@@ -96,34 +101,29 @@ pub fn trash(s: &Session, input: &str) -> Result<TrashInfo, WsError> {
         timestamp: now_secs(),
         bytes: meta.len(),
     };
-    append_index(ws, &entry).map_err(io_err)?;
+    append_index(&s.local, &entry).map_err(io_err)?;
     // Retention failures must not undo a completed delete; they are retried next time.
-    if let Err(e) = enforce_retention(ws, &s.policy.trash, now_secs()) {
+    if let Err(e) = enforce_retention(ws, &s.local, &s.policy.trash, now_secs()) {
         s.log.push("host", "warn", &format!("trash clean-up failed: {e}"));
     }
     Ok(TrashInfo { id, location: entry_dir })
 }
 
-fn append_index(ws: &Dir, entry: &Entry) -> io::Result<()> {
-    let mut f =
-        ws.open_with(format!("{TRASH_DIR}/index.jsonl"), OpenOptions::new().append(true).create(true))?;
+fn append_index(local: &Local, entry: &Entry) -> io::Result<()> {
     let mut line = serde_json::to_string(entry).map_err(io::Error::other)?;
     line.push('\n');
-    f.write_all(line.as_bytes())
+    local.append(INDEX, line.as_bytes())
 }
 
 /// Reads the index; unreadable lines are dropped.
-pub fn read_index(ws: &Dir) -> io::Result<Vec<Entry>> {
-    match ws.read_to_string(format!("{TRASH_DIR}/index.jsonl")) {
-        Ok(text) => Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(e),
-    }
+pub fn read_index(local: &Local) -> io::Result<Vec<Entry>> {
+    let text = local.read(INDEX)?.unwrap_or_default();
+    Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
 }
 
 /// Purges entries older than the age limit, then the oldest until the total fits.
-pub fn enforce_retention(ws: &Dir, r: &Retention, now: u64) -> io::Result<usize> {
-    let mut entries = read_index(ws)?;
+pub fn enforce_retention(ws: &Dir, local: &Local, r: &Retention, now: u64) -> io::Result<usize> {
+    let mut entries = read_index(local)?;
     entries.sort_by_key(|e| e.timestamp);
     let mut total: u64 = entries.iter().map(|e| e.bytes).sum();
     let mut keep = Vec::with_capacity(entries.len());
@@ -151,10 +151,7 @@ pub fn enforce_retention(ws: &Dir, r: &Retention, now: u64) -> io::Result<usize>
             text.push_str(&serde_json::to_string(e).map_err(io::Error::other)?);
             text.push('\n');
         }
-        let trash = ws.open_dir(TRASH_DIR)?;
-        let tmp = format!(".index-{}.tmp", std::process::id());
-        trash.write(&tmp, text)?;
-        trash.rename(&tmp, &trash, "index.jsonl")?;
+        local.write(INDEX, text.as_bytes())?;
     }
     Ok(purged)
 }
@@ -168,44 +165,49 @@ mod tests {
         Entry { trash_id: id.into(), original_path: format!("{id}.txt"), timestamp, bytes }
     }
 
-    fn setup(entries: &[Entry]) -> (tempfile::TempDir, Dir) {
+    fn setup(entries: &[Entry]) -> (tempfile::TempDir, Dir, Local) {
         let t = tempfile::tempdir().unwrap();
-        let ws = Dir::open_ambient_dir(t.path(), ambient_authority()).unwrap();
+        std::fs::create_dir(t.path().join("ws")).unwrap();
+        let ws = Dir::open_ambient_dir(t.path().join("ws"), ambient_authority()).unwrap();
+        let local = Local::open(&t.path().join("state"), Path::new("/w")).unwrap();
         ws.create_dir_all(TRASH_DIR).unwrap();
         for e in entries {
             ws.create_dir_all(format!("{TRASH_DIR}/{}", e.trash_id)).unwrap();
-            append_index(&ws, e).unwrap();
+            append_index(&local, e).unwrap();
         }
-        (t, ws)
+        (t, ws, local)
     }
 
     #[test]
     fn oldest_entries_go_first_when_over_the_size_cap() {
         let entries = [entry("a", 100, 40), entry("b", 200, 40), entry("c", 300, 40)];
-        let (_t, ws) = setup(&entries);
+        let (_t, ws, local) = setup(&entries);
         let r = Retention { max_age_secs: 1000, max_bytes: 90 };
-        assert_eq!(enforce_retention(&ws, &r, 400).unwrap(), 1);
-        let left: Vec<String> = read_index(&ws).unwrap().into_iter().map(|e| e.trash_id).collect();
+        assert_eq!(enforce_retention(&ws, &local, &r, 400).unwrap(), 1);
+        let left: Vec<String> = read_index(&local).unwrap().into_iter().map(|e| e.trash_id).collect();
         assert_eq!(left, vec!["b", "c"]);
         assert!(!ws.exists(format!("{TRASH_DIR}/a")) && ws.exists(format!("{TRASH_DIR}/b")));
     }
 
     #[test]
     fn entries_past_the_age_limit_are_purged() {
-        let (_t, ws) = setup(&[entry("old", 10, 1), entry("new", 990, 1)]);
+        let (_t, ws, local) = setup(&[entry("old", 10, 1), entry("new", 990, 1)]);
         let r = Retention { max_age_secs: 100, max_bytes: 1 << 20 };
-        assert_eq!(enforce_retention(&ws, &r, 1000).unwrap(), 1);
-        assert_eq!(read_index(&ws).unwrap(), vec![entry("new", 990, 1)]);
+        assert_eq!(enforce_retention(&ws, &local, &r, 1000).unwrap(), 1);
+        assert_eq!(read_index(&local).unwrap(), vec![entry("new", 990, 1)]);
     }
 
     #[test]
     fn an_index_id_cannot_point_outside_the_trash() {
-        let (t, ws) = setup(&[entry("ok1", 1, 1)]);
+        let (t, ws, local) = setup(&[entry("ok1", 1, 1)]);
         std::fs::create_dir_all(t.path().join("precious")).unwrap();
-        append_index(&ws, &entry("../../precious", 1, 1)).unwrap();
+        append_index(&local, &entry("../../precious", 1, 1)).unwrap();
         let r = Retention { max_age_secs: 0, max_bytes: 0 };
-        enforce_retention(&ws, &r, 1000).unwrap();
+        enforce_retention(&ws, &local, &r, 1000).unwrap();
         assert!(t.path().join("precious").exists());
-        assert!(read_index(&ws).unwrap().is_empty());
+        assert!(read_index(&local).unwrap().is_empty());
+        // An index shipped inside the workspace is not the index.
+        std::fs::write(t.path().join("ws/.corral/trash/index.jsonl"), "{\"trash_id\":\"x\",\"original_path\":\"a\",\"timestamp\":1,\"bytes\":1}\n").unwrap();
+        assert!(read_index(&local).unwrap().is_empty());
     }
 }

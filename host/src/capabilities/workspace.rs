@@ -89,7 +89,7 @@ pub fn write(s: &Session, input: &str, contents: &[u8]) -> Result<WriteInfo, WsE
 
 /// Writes `contents` to a temporary file in `dir`, then renames it over `name`. The old
 /// file's permissions are kept. On any failure the temporary file is removed.
-pub(super) fn atomic_replace(dir: &Dir, name: &Path, contents: &[u8], existed: bool) -> io::Result<()> {
+pub(crate) fn atomic_replace(dir: &Dir, name: &Path, contents: &[u8], existed: bool) -> io::Result<()> {
     let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let tmp = format!(".corral-tmp-{}-{n}", std::process::id());
     let result = (|| {

@@ -13,9 +13,12 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         // Authoring commands load no installed plugins (add checks them itself).
         return Ok(super::plugin::run(command, global).await);
     }
+    if let Command::Trust { show, revoke } = command {
+        return super::trust::run(global, show, revoke);
+    }
     if let Command::Config { json } = command {
         // Settings only: a broken plugin must not hide the configuration.
-        let p = setup::resolve(global)?.provenance;
+        let p = setup::resolve(global, global.ci, false)?.provenance;
         return Ok(print(&if json { format!("{}\n", p.to_json()) } else { p.to_text() }));
     }
     let env = setup::prepare(global, global.ci).await?;
@@ -24,7 +27,7 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         Command::Plugins { json } => Ok(plugins(&env, json)),
         Command::Skills { json } => Ok(skills(&env, json)),
         Command::Tool { name, args } => Ok(tool(&env, &name, &args).await),
-        Command::Config { .. } | Command::Exec { .. } | Command::Plugin { .. } => Ok(0),
+        Command::Config { .. } | Command::Exec { .. } | Command::Plugin { .. } | Command::Trust { .. } => Ok(0),
     }
 }
 

@@ -9,6 +9,7 @@ mod render;
 mod repl;
 mod session;
 mod setup;
+mod trust;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -58,6 +59,9 @@ pub struct GlobalArgs {
     /// Allow changing existing files that were not read first in this session [key: workspace.read_guard]
     #[arg(long, global = true)]
     pub no_read_guard: bool,
+    /// Let tools change .git/ (hooks and git config run code at your next git command); a project file cannot set this [key: workspace.allow_git_writes]
+    #[arg(long, global = true)]
+    pub allow_git_writes: bool,
     /// Wall-clock limit per tool call, in seconds [default: 30]
     #[arg(long, global = true, value_name = "SECS")]
     pub timeout: Option<f64>,
@@ -233,6 +237,21 @@ pub enum Command {
         /// Print JSON ({"schema_version":1,"settings":{..},"files":[..]}) instead of text
         #[arg(long)]
         json: bool,
+    },
+    /// Trust this workspace's own corral.toml, .corral/ plugins and skills (or --show, --revoke)
+    ///
+    /// Until you trust a workspace, its project files may only narrow what corral may do;
+    /// keys that widen it (commands, grants, network, roots, ...) and its plugins and skills
+    /// are ignored. Trust is kept in your user folder for this path and these exact files,
+    /// and asked again when they change. Under `corral exec`, --ci or a policy file no
+    /// project is trusted.
+    Trust {
+        /// Show what the project asks for and whether it is trusted; change nothing
+        #[arg(long, conflicts_with = "revoke")]
+        show: bool,
+        /// Stop trusting this workspace
+        #[arg(long)]
+        revoke: bool,
     },
     /// Run one task unattended for CI: never prompt, no network for plugins unless granted,
     /// and an audit log of every tool and model call (.corral/audit.jsonl or --audit-log)

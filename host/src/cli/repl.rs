@@ -203,7 +203,7 @@ fn status(agent: &mut Agent<'_>, env: &Env, client: &Client) -> String {
     let t = &agent.totals;
     let cfg = client.config();
     let todo = env.session.sections.get("todo").map(|b| unfinished_items(&b)).unwrap_or(0);
-    let waiting = env.session.roots.workspace().path.join(".corral/continue.md").exists();
+    let waiting = env.session.local.read("continue.md").ok().flatten().is_some();
     let budget = match c.budget {
         Some(b) => format!("{} of a {b}-token budget ({}%)", c.estimate, c.estimate * 100 / b.max(1)),
         None => format!("{} (no budget: the window is unknown)", c.estimate),

@@ -71,7 +71,7 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
             Some(text)
         }
     };
-    let base = match setup::base(g, ci) {
+    let base = match setup::base(g, ci, !ci) {
         Ok(base) => base,
         Err(e) => {
             eprintln!("error: {e}");
@@ -169,20 +169,19 @@ fn load_continue(env: &Env, warn: &mut dyn FnMut(String)) -> Option<String> {
     if !env.settings.agent.continue_file {
         return None;
     }
-    match resume::load(&env.session.roots.workspace().dir) {
+    let local = &env.session.local;
+    match resume::load(local) {
         Ok(Some((text, age))) => {
-            if age > resume::STALE_SECS {
-                warn(format!(
-                    ".corral/continue.md is {} hours old; it is loaded anyway (delete it or pass --no-continue \
-                     to start fresh)",
-                    age / 3600
-                ));
-            }
+            let old = if age > resume::STALE_SECS { format!(", {} hours old", age / 3600) } else { String::new() };
+            warn(format!(
+                "the model is given the note an unfinished run left ({}{old}); pass --no-continue to start fresh",
+                local.shown("continue.md")
+            ));
             Some(text)
         }
         Ok(None) => None,
         Err(e) => {
-            warn(format!("cannot read .corral/continue.md: {e}"));
+            warn(format!("cannot read {}: {e}", local.shown("continue.md")));
             None
         }
     }

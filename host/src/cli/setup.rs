@@ -9,6 +9,7 @@ use crate::capabilities::{Policy, Roots, Session, find_workspace_root, log};
 use crate::config::{self, ConfigError, Flags, Provenance, Settings};
 use crate::runtime::skills::{self, SkillSet};
 use crate::runtime::{self, LoadRules, Pins, Registry, RegistryError, Runtime, RuntimeError};
+use crate::trust;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -31,6 +32,8 @@ pub enum SetupError {
     Commands(String),
     #[error("{0}")]
     SkillPin(String),
+    #[error("cannot check whether this workspace is trusted: {0}")]
+    Trust(std::io::Error),
 }
 
 /// Everything a command needs.
@@ -55,6 +58,8 @@ pub struct Resolved {
     pub provenance: Provenance,
     /// The policy file, already applied to `settings`.
     pub policy: Option<config::Policy>,
+    /// Whether the project's own files count this run, and why.
+    pub trust: trust::Check,
 }
 
 /// The command-line flags as a settings layer; relative paths are taken from `cwd`.
@@ -65,6 +70,7 @@ pub fn flag_layer(g: &GlobalArgs, cwd: &Path) -> Flags {
         .list("plugins.load", "--plugin", &g.plugin)
         .list("plugins.disabled", "--disable-plugin", &g.disable_plugin)
         .switch("workspace.read_guard", "--no-read-guard", g.no_read_guard, false)
+        .switch("workspace.allow_git_writes", "--allow-git-writes", g.allow_git_writes, true)
         .opt("limits.timeout_secs", "--timeout", g.timeout)
         .opt("limits.memory_mib", "--memory-mib", g.memory_mib)
         .opt("limits.max_output_kb", "--max-output-kb", g.max_output_kb)
@@ -101,8 +107,10 @@ pub fn flag_layer(g: &GlobalArgs, cwd: &Path) -> Flags {
     f
 }
 
-/// Finds the workspace and resolves the settings; prints the loader's warnings.
-pub fn resolve(g: &GlobalArgs) -> Result<Resolved, SetupError> {
+/// Finds the workspace and resolves the settings; prints the loader's warnings. `ci`: a
+/// locked-down run (`corral exec`, `--ci`), where the project is never trusted, as under a
+/// policy file. `ask`: a person at a terminal may be asked to trust the workspace.
+pub fn resolve(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Resolved, SetupError> {
     let cwd = std::env::current_dir().map_err(SetupError::Cwd)?;
     let workspace = match &g.workspace {
         Some(w) => cwd.join(w),
@@ -110,8 +118,27 @@ pub fn resolve(g: &GlobalArgs) -> Result<Resolved, SetupError> {
     };
     let user_dir = config::user_dir();
     let env = |k: &str| std::env::var(k).ok();
-    let (mut settings, provenance) =
-        config::load(&workspace, user_dir.as_deref(), &env, &flag_layer(g, &cwd))?;
+    let flags = flag_layer(g, &cwd);
+    let locked = ci.then_some(if g.ci { "--ci" } else { "corral exec" });
+    let mut check = trust::check(&workspace, user_dir.as_deref(), locked).map_err(SetupError::Trust)?;
+    let load = |trusted: bool| config::load(&workspace, user_dir.as_deref(), &env, &flags, trusted);
+    let (mut settings, mut provenance) = load(check.trusted())?;
+    if settings.policy.is_some() && locked.is_none() {
+        check.standing = trust::Standing::Locked("a policy file");
+        (settings, provenance) = load(false)?;
+    }
+    let asks = trust::Asks::of(&check.workspace, &provenance.ignored);
+    if !check.trusted() && !asks.is_empty() {
+        let may_ask = ask && !matches!(check.standing, trust::Standing::Locked(_));
+        if may_ask && super::trust::ask(&check, &asks) {
+            trust::grant(&check, user_dir.as_deref()).map_err(SetupError::Trust)?;
+            check.standing = trust::Standing::Trusted;
+            (settings, provenance) = load(true)?;
+        } else {
+            provenance.warnings.push(asks.summary_line(&check.standing));
+        }
+    }
+    provenance.warnings.extend(trust::never_line(&provenance.ignored));
     for w in &provenance.warnings {
         eprintln!("warning: {w}");
     }
@@ -123,7 +150,7 @@ pub fn resolve(g: &GlobalArgs) -> Result<Resolved, SetupError> {
         }
         None => None,
     };
-    Ok(Resolved { workspace, user_dir, settings, provenance, policy })
+    Ok(Resolved { workspace, user_dir, settings, provenance, policy, trust: check })
 }
 
 /// CI mode never prompts and gives plugins the network only when asked for explicitly (a
@@ -176,6 +203,8 @@ pub struct Base {
     pub cache_dir: Option<PathBuf>,
     pub session: Arc<Session>,
     pub runtime: Runtime,
+    /// Whether the project's own files count this run.
+    pub trust: trust::Check,
 }
 
 impl Base {
@@ -191,31 +220,48 @@ impl Base {
 }
 
 /// Resolves settings, opens the roots and creates the session and the runtime. In CI mode
-/// (`ci`) the settings are locked down first (see [`lock_down`]).
-pub fn base(g: &GlobalArgs, ci: bool) -> Result<Base, SetupError> {
-    let Resolved { workspace, user_dir, mut settings, provenance, policy } = resolve(g)?;
+/// (`ci`) the settings are locked down first (see [`lock_down`]); `ask` lets a person at a
+/// terminal be asked to trust the workspace (see [`resolve`]).
+pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
+    let Resolved { workspace, user_dir, mut settings, provenance, policy, trust } = resolve(g, ci, ask)?;
     if ci {
         lock_down(&mut settings, &provenance, policy.as_ref())?;
     }
     let verbose = settings.output.verbose;
     let cache_dir = runtime::default_cache_dir();
-    let protected: Vec<PathBuf> = user_dir.iter().chain(cache_dir.iter()).cloned().collect();
-    let roots = Roots::open(&workspace, &settings.extra_roots, &protected).map_err(SetupError::Roots)?;
+    let state_dir = config::state_dir();
+    let protected: Vec<PathBuf> =
+        user_dir.iter().chain(cache_dir.iter()).chain(state_dir.iter()).cloned().collect();
+    let mut roots = Roots::open(&workspace, &settings.extra_roots, &protected).map_err(SetupError::Roots)?;
+    if settings.allow_git_writes {
+        roots.allow_git_writes();
+    }
     let policy_ws = Policy { read_guard: settings.read_guard, ..Policy::default() };
     let mut session = Session::new(roots, policy_ws, log::Sink::new(verbose));
+    if let Some(state) = &state_dir {
+        let ws_real = &session.roots.workspace().path;
+        let dir = config::workspace_state_dir(state, ws_real);
+        match crate::capabilities::local::Local::open(&dir, ws_real) {
+            Ok(local) => session.local = local,
+            Err(e) => eprintln!(
+                "warning: cannot use the state folder {}: {e}; approvals, the continue note and history are not kept",
+                dir.display()
+            ),
+        }
+    }
     session.net = NetPolicy::from_settings(&settings.network).map_err(SetupError::Network)?;
     let root_paths: Vec<PathBuf> = session.roots.all().iter().map(|r| r.path.clone()).collect();
     session.commands = CommandPolicy::from_settings(
         &settings.commands,
         &root_paths,
-        &session.roots.workspace().dir,
+        &session.local,
         &|k: &str| std::env::var_os(k),
     )
     .map_err(SetupError::Commands)?;
     session.plugin_settings = settings.plugin_settings.clone();
     let session = Arc::new(session);
     let runtime = Runtime::new(cache_dir.clone())?;
-    Ok(Base { settings, policy, provenance, user_dir, cache_dir, session, runtime })
+    Ok(Base { settings, policy, provenance, user_dir, cache_dir, session, runtime, trust })
 }
 
 /// Keeps the skills `policy` pins; a pinned skill whose digest differs stops the start.
@@ -247,24 +293,27 @@ fn pin_skills(skills: &mut SkillSet, policy: &config::Policy, verbose: bool) -> 
     Ok(())
 }
 
-/// Resolves settings and loads every plugin and skill (see [`base`] for `ci`).
+/// Resolves settings and loads every plugin and skill (see [`base`] for `ci`); never asks
+/// for trust.
 pub async fn prepare(g: &GlobalArgs, ci: bool) -> Result<Env, SetupError> {
-    load(base(g, ci)?).await
+    load(base(g, ci, false)?).await
 }
 
 /// Loads every plugin and skill into `base`.
 pub async fn load(base: Base) -> Result<Env, SetupError> {
     let rules = base.load_rules();
-    let Base { settings, policy, provenance, user_dir, cache_dir, session, runtime } = base;
+    let Base { settings, policy, provenance, user_dir, cache_dir, session, runtime, trust } = base;
     let verbose = settings.output.verbose;
     let ws_root = session.roots.workspace().path.clone();
-    let candidates = runtime::registry::discover(&ws_root, user_dir.as_deref(), &settings.extra_plugins)?;
+    // An untrusted project's plugins and skills are not even read.
+    let project = trust.trusted().then_some(ws_root.as_path());
+    let candidates = runtime::registry::discover(project, user_dir.as_deref(), &settings.extra_plugins)?;
     let registry = Registry::load(&runtime, &session, candidates, &rules, &settings.limits).await?;
     // Shipped SKILL.md folders are unpacked beside the compiled components, so they can be
     // preopened; without a cache directory, under the system's temporary directory.
     let unpack_base = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("corral"));
     let mut warnings = Vec::new();
-    let mut found = skills::discover(&ws_root, user_dir.as_deref(), &unpack_base, &mut warnings);
+    let mut found = skills::discover(project, user_dir.as_deref(), &unpack_base, &mut warnings);
     if policy.as_ref().is_some_and(|p| p.skills.is_empty()) {
         // Under a policy nothing runs that it does not name, and it names no skill.
         found.clear();
@@ -301,7 +350,7 @@ mod tests {
     fn load(args: &[&str], env: &[(&str, &str)]) -> Result<(Settings, Provenance), ConfigError> {
         let cli = Cli::try_parse_from([&["corral"], args, &["tools"]].concat()).unwrap();
         let env = |k: &str| env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
-        config::load(Path::new("/nonexistent-ws"), None, &env, &flag_layer(&cli.global, Path::new("/cwd")))
+        config::load(Path::new("/nonexistent-ws"), None, &env, &flag_layer(&cli.global, Path::new("/cwd")), false)
     }
 
     #[test]
@@ -316,6 +365,7 @@ mod tests {
             "--disable-plugin",
             "grep",
             "--no-read-guard",
+            "--allow-git-writes",
             "--timeout",
             "5",
             "--memory-mib",
@@ -384,6 +434,7 @@ mod tests {
         assert_eq!(p.source("model.timeout_secs").unwrap(), "flag --provider-timeout");
         assert_eq!(s.extra_roots, vec![(PathBuf::from("/cwd/a"), true), (PathBuf::from("/cwd/b"), false)]);
         assert_eq!(s.extra_plugins, vec![PathBuf::from("/cwd/p.wasm")]);
+        assert!(s.allow_git_writes);
         assert!(!s.read_guard && !s.model.stream && !s.agent.history && !s.agent.continue_file);
         assert!(!s.agent.instructions && s.output.quiet && s.output.verbose);
         assert!(s.agent.proactive_summaries && s.agent.memory_full);
@@ -405,7 +456,7 @@ mod tests {
         assert_eq!(cli.global.max_turns, Some(7));
         let env = |_: &str| None;
         let f = flag_layer(&Cli::try_parse_from(["corral", "tools"]).unwrap().global, Path::new("/"));
-        let (s, p) = config::load(Path::new("/nonexistent-ws"), None, &env, &f).unwrap();
+        let (s, p) = config::load(Path::new("/nonexistent-ws"), None, &env, &f, false).unwrap();
         assert!(s.agent.history && s.read_guard && s.model.stream);
         assert_eq!(p.source("agent.history").unwrap(), "default");
     }

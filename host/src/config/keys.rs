@@ -51,6 +51,22 @@ impl EnvRule {
     }
 }
 
+/// What a project's `corral.toml` may do with a key (see docs/security.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectRule {
+    /// Any project may set it: it changes nothing a run may reach, run or spend credentials on.
+    Free,
+    /// Before the workspace is trusted, a project may only make it narrower than the value
+    /// the person's own layers give (a smaller number, `true`, an earlier choice, a host list
+    /// where the person has none); once trusted, anything.
+    Narrow,
+    /// Only a trusted project may set it: it widens what a run may do.
+    Trusted,
+    /// Never from a project file, trusted or not: it decides where requests and the API key
+    /// go, or where the record of the run is kept.
+    Never,
+}
+
 /// One setting.
 #[derive(Debug)]
 pub struct KeyDef {
@@ -60,6 +76,8 @@ pub struct KeyDef {
     pub env: Option<EnvRule>,
     /// Shown masked.
     pub secret: bool,
+    /// What a project file may do with it.
+    pub project: ProjectRule,
 }
 
 impl KeyDef {
@@ -101,8 +119,24 @@ pub const PLUGIN_SETTINGS: &str = "plugin-settings";
 
 const U32: u64 = u32::MAX as u64;
 
+/// A key only a trusted project may set (the safe default for every new key).
 const fn key(key: &'static str, kind: Kind, env: Option<EnvRule>) -> KeyDef {
-    KeyDef { key, kind, env, secret: false }
+    KeyDef { key, kind, env, secret: false, project: ProjectRule::Trusted }
+}
+
+/// A key any project may set.
+const fn free(key: &'static str, kind: Kind, env: Option<EnvRule>) -> KeyDef {
+    KeyDef { key, kind, env, secret: false, project: ProjectRule::Free }
+}
+
+/// A key an untrusted project may only narrow.
+const fn narrow(key: &'static str, kind: Kind, env: Option<EnvRule>) -> KeyDef {
+    KeyDef { key, kind, env, secret: false, project: ProjectRule::Narrow }
+}
+
+/// A key never taken from a project file.
+const fn never(key: &'static str, kind: Kind, env: Option<EnvRule>) -> KeyDef {
+    KeyDef { key, kind, env, secret: false, project: ProjectRule::Never }
 }
 
 const fn uint(min: u64, max: u64) -> Kind {
@@ -113,48 +147,55 @@ use EnvRule::{Negated, Plain, Presence};
 
 /// Every key, in listing order.
 pub static KEYS: &[KeyDef] = &[
-    key(
+    narrow(
         "limits.timeout_secs",
         Kind::Float { min: 0.0, max: 3600.0, open_min: true },
         Some(Plain("CORRAL_TIMEOUT_SECS")),
     ),
-    key("limits.memory_mib", uint(16, 16384), Some(Plain("CORRAL_MEMORY_MIB"))),
-    key("limits.max_output_kb", uint(1, 10240), Some(Plain("CORRAL_MAX_OUTPUT_KB"))),
-    key("plugins.disabled", Kind::List, None),
+    narrow("limits.memory_mib", uint(16, 16384), Some(Plain("CORRAL_MEMORY_MIB"))),
+    narrow("limits.max_output_kb", uint(1, 10240), Some(Plain("CORRAL_MAX_OUTPUT_KB"))),
+    free("plugins.disabled", Kind::List, None),
     key("plugins.load", Kind::Paths, None),
     key("plugins.grants", Kind::ListMap(CAPABILITIES), None),
-    key("plugins.policy", Kind::Path, Some(Plain("CORRAL_POLICY"))),
-    key("workspace.read_guard", Kind::Bool, Some(Negated("CORRAL_NO_READ_GUARD"))),
+    never("plugins.policy", Kind::Path, Some(Plain("CORRAL_POLICY"))),
+    narrow("workspace.read_guard", Kind::Bool, Some(Negated("CORRAL_NO_READ_GUARD"))),
+    never("workspace.allow_git_writes", Kind::Bool, None),
     key("workspace.add_dirs", Kind::Paths, None),
     key("workspace.add_dirs_ro", Kind::Paths, None),
-    key("model.provider", Kind::Choice(PROVIDERS), Some(Plain("CORRAL_PROVIDER"))),
-    key("model.name", Kind::Str, Some(Plain("CORRAL_MODEL"))),
-    key("model.base_url", Kind::Str, Some(Plain("CORRAL_BASE_URL"))),
-    KeyDef { key: "model.api_key", kind: Kind::Str, env: Some(Plain("CORRAL_API_KEY")), secret: true },
-    key("model.max_context_tokens", uint(1024, u64::MAX), Some(Plain("CORRAL_MAX_CONTEXT_TOKENS"))),
-    key("model.max_output_tokens", uint(16, U32), None),
-    key("model.temperature", Kind::Float { min: 0.0, max: 2.0, open_min: false }, None),
-    key("model.retries", uint(1, 20), None),
-    key("model.retry_base_ms", uint(0, 600_000), Some(Plain("CORRAL_RETRY_BASE_MS"))),
-    key("model.timeout_secs", uint(1, 86_400), None),
-    key("model.stream", Kind::Bool, None),
-    key("agent.max_turns", uint(1, U32), Some(Plain("CORRAL_MAX_TURNS"))),
-    key("agent.history", Kind::Bool, None),
-    key("agent.continue", Kind::Bool, None),
-    key("agent.instructions", Kind::Bool, None),
+    never("model.provider", Kind::Choice(PROVIDERS), Some(Plain("CORRAL_PROVIDER"))),
+    free("model.name", Kind::Str, Some(Plain("CORRAL_MODEL"))),
+    never("model.base_url", Kind::Str, Some(Plain("CORRAL_BASE_URL"))),
+    KeyDef {
+        key: "model.api_key",
+        kind: Kind::Str,
+        env: Some(Plain("CORRAL_API_KEY")),
+        secret: true,
+        project: ProjectRule::Never,
+    },
+    free("model.max_context_tokens", uint(1024, u64::MAX), Some(Plain("CORRAL_MAX_CONTEXT_TOKENS"))),
+    free("model.max_output_tokens", uint(16, U32), None),
+    free("model.temperature", Kind::Float { min: 0.0, max: 2.0, open_min: false }, None),
+    free("model.retries", uint(1, 20), None),
+    free("model.retry_base_ms", uint(0, 600_000), Some(Plain("CORRAL_RETRY_BASE_MS"))),
+    free("model.timeout_secs", uint(1, 86_400), None),
+    free("model.stream", Kind::Bool, None),
+    free("agent.max_turns", uint(1, U32), Some(Plain("CORRAL_MAX_TURNS"))),
+    free("agent.history", Kind::Bool, None),
+    free("agent.continue", Kind::Bool, None),
+    free("agent.instructions", Kind::Bool, None),
     key("agent.system_prompt", Kind::Str, None),
-    key("agent.audit_log", Kind::Str, Some(Plain("CORRAL_AUDIT_LOG"))),
-    key("agent.proactive_summaries", Kind::Bool, None),
-    key("agent.memory_full", Kind::Bool, None),
-    key("output.quiet", Kind::Bool, None),
-    key("output.format", Kind::Choice(FORMATS), None),
-    key("output.color", Kind::Choice(COLORS), Some(Presence("NO_COLOR", "never"))),
-    key("output.verbose", Kind::Bool, None),
-    key("network.mode", Kind::Choice(NETWORK_MODES), Some(Plain("CORRAL_NETWORK"))),
-    key("network.allow_hosts", Kind::List, None),
+    never("agent.audit_log", Kind::Str, Some(Plain("CORRAL_AUDIT_LOG"))),
+    free("agent.proactive_summaries", Kind::Bool, None),
+    free("agent.memory_full", Kind::Bool, None),
+    free("output.quiet", Kind::Bool, None),
+    free("output.format", Kind::Choice(FORMATS), None),
+    free("output.color", Kind::Choice(COLORS), Some(Presence("NO_COLOR", "never"))),
+    free("output.verbose", Kind::Bool, None),
+    narrow("network.mode", Kind::Choice(NETWORK_MODES), Some(Plain("CORRAL_NETWORK"))),
+    narrow("network.allow_hosts", Kind::List, None),
     key("network.allow_private", Kind::List, None),
     key("network.hosts", Kind::Map, None),
-    key("commands.mode", Kind::Choice(COMMAND_MODES), Some(Plain("CORRAL_COMMANDS"))),
+    narrow("commands.mode", Kind::Choice(COMMAND_MODES), Some(Plain("CORRAL_COMMANDS"))),
     key("commands.allowed", Kind::List, None),
     key("commands.yolo", Kind::Bool, None),
     key("commands.env", Kind::List, None),

@@ -5,6 +5,7 @@ mod error;
 pub mod keys;
 mod layer;
 pub mod policy;
+pub mod project;
 mod provenance;
 mod settings;
 mod value;
@@ -20,6 +21,7 @@ pub use error::ConfigError;
 pub use layer::PluginSettings;
 pub use layer::{Flags, Layer, Source};
 pub use policy::Policy;
+pub use project::{Ignored, Refusal};
 pub use provenance::{Entry, FileStatus, PluginEntry, Provenance, mask};
 pub use settings::{
     AgentSettings, ColorChoice, CommandSettings, ModelSettings, NetworkSettings, OutputFormat,
@@ -63,46 +65,102 @@ pub fn workspace_state_dir(state_dir: &Path, workspace_real: &Path) -> PathBuf {
     state_dir.join("workspaces").join(key)
 }
 
-/// Resolves the settings for `workspace`: the user file in `user_dir`, the project file,
-/// the variables `env` returns, then `flags`. Paths in a file are relative to its folder.
+/// Resolves the settings for `workspace`: the user file in `user_dir`, the project file
+/// (only what [`project::filter`] lets it decide, given `trusted`), the variables `env`
+/// returns, then `flags`. Paths in a file are relative to its folder. What the project file
+/// was not allowed to decide is in the provenance's `ignored`.
 pub fn load(
     workspace: &Path,
     user_dir: Option<&Path>,
     env: &dyn Fn(&str) -> Option<String>,
     flags: &Flags,
+    trusted: bool,
 ) -> Result<(Settings, Provenance), ConfigError> {
     let mut layers = Vec::new();
     let mut files = Vec::new();
     let mut warnings = Vec::new();
-    let user = user_dir.map(|d| (d.join(USER_FILE), d.to_path_buf(), true));
-    let project = Some((workspace.join(PROJECT_FILE), workspace.to_path_buf(), false));
-    for (path, base, is_user) in user.into_iter().chain(project) {
-        let source = if is_user { Source::UserFile(path.clone()) } else { Source::ProjectFile(path.clone()) };
-        let layer = layer::read_file(&path, &base, source.clone())?;
-        let secret = layer.as_ref().is_some_and(|l| l.values.iter().any(|(k, _)| k.secret));
-        if secret && !is_user {
-            warnings.push(format!(
-                "{} sets model.api_key; project files often get committed. Move the key to \
-                 the user file or CORRAL_API_KEY.",
-                path.display()
-            ));
-        }
-        let plugin_secrets =
-            layer.as_ref().into_iter().flat_map(|l| &l.plugin_settings).flat_map(|(p, t)| {
-                t.keys()
-                    .filter(|k| provenance::is_secret_name(k))
-                    .map(move |k| format!("plugin-settings.{p}.{k}"))
-            });
-        for name in plugin_secrets.filter(|_| !is_user) {
-            warnings.push(format!(
-                "{} sets {name}; project files often get committed. Move it to the user file.",
-                path.display()
-            ));
-        }
-        files.push(FileStatus { path, source, found: layer.is_some() });
+    if let Some(dir) = user_dir {
+        let path = dir.join(USER_FILE);
+        let layer = layer::read_file(&path, dir, Source::UserFile(path.clone()))?;
+        files.push(FileStatus { path: path.clone(), source: Source::UserFile(path), found: layer.is_some() });
         layers.extend(layer);
+    }
+    let path = workspace.join(PROJECT_FILE);
+    let source = Source::ProjectFile(path.clone());
+    let mut ignored = Vec::new();
+    let project = match read_project(workspace)? {
+        ProjectFile::Missing => None,
+        ProjectFile::Refused(why) => {
+            warnings.push(format!("{} is not loaded: {why}", path.display()));
+            None
+        }
+        ProjectFile::Text(text) => Some(layer::parse_file(&text, &path, workspace, source.clone())?),
+    };
+    files.push(FileStatus { path, source, found: project.is_some() });
+    if let Some(p) = project {
+        for (plugin, table) in &p.plugin_settings {
+            for k in table.keys().filter(|k| provenance::is_secret_name(k)) {
+                warnings.push(format!(
+                    "{} sets plugin-settings.{plugin}.{k}; project files often get committed. Move it to the user \
+                     file.",
+                    workspace.join(PROJECT_FILE).display()
+                ));
+            }
+        }
+        let (kept, mut left_out) = project::filter(p, &layers, trusted);
+        ignored.append(&mut left_out);
+        layers.push(kept);
     }
     layers.extend(layer::from_env(env)?);
     layers.extend(flags.layers()?);
-    Ok(provenance::merge(&layers, files, warnings))
+    let (settings, mut prov) = provenance::merge(&layers, files, warnings);
+    prov.ignored = ignored;
+    Ok((settings, prov))
+}
+
+/// The project settings file as found.
+enum ProjectFile {
+    Missing,
+    /// Present but not to be read (a link, not a regular file, another user's).
+    Refused(String),
+    Text(String),
+}
+
+/// The largest project settings file read.
+const PROJECT_FILE_MAX: u64 = 1 << 20;
+
+/// Reads `corral.toml` through the workspace's handle: no link, regular files only, owned
+/// by this user (or root), at most 1 MiB.
+fn read_project(workspace: &Path) -> Result<ProjectFile, ConfigError> {
+    use std::os::unix::fs::MetadataExt;
+    let path = workspace.join(PROJECT_FILE);
+    let read_err = |source: std::io::Error| ConfigError::Read { path: path.clone(), source };
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ProjectFile::Missing),
+        Err(e) => return Err(read_err(e)),
+    };
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me && meta.uid() != 0 {
+        return Ok(ProjectFile::Refused(format!(
+            "it belongs to another user (uid {}); corral loads only your own settings files",
+            meta.uid()
+        )));
+    }
+    let dir = match cap_std::fs::Dir::open_ambient_dir(workspace, cap_std::ambient_authority()) {
+        Ok(d) => d,
+        Err(e) => return Err(read_err(e)),
+    };
+    match crate::capabilities::hostread::read_regular(&dir, Path::new(PROJECT_FILE), PROJECT_FILE_MAX) {
+        Ok(None) => Ok(ProjectFile::Missing),
+        Ok(Some(c)) if c.truncated() => {
+            Ok(ProjectFile::Refused(format!("it is larger than {} KiB", PROJECT_FILE_MAX >> 10)))
+        }
+        Ok(Some(c)) => match String::from_utf8(c.bytes) {
+            Ok(text) => Ok(ProjectFile::Text(text)),
+            Err(_) => Ok(ProjectFile::Refused("it is not UTF-8 text".into())),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => Ok(ProjectFile::Refused(e.to_string())),
+        Err(e) => Err(read_err(e)),
+    }
 }

@@ -84,6 +84,8 @@ pub struct Provenance {
     pub plugin_settings: Vec<PluginEntry>,
     pub files: Vec<FileStatus>,
     pub warnings: Vec<String>,
+    /// Project values left out (an untrusted workspace, or keys a project never decides).
+    pub ignored: Vec<super::Ignored>,
 }
 
 /// A secret as `abcd****`, or `(set)` when it is too short to show any of it.
@@ -96,7 +98,7 @@ pub fn mask(secret: &str) -> String {
 }
 
 /// The merged value of `def` over `layers` (lowest first) and the layers that gave it.
-fn merge_one(def: &'static KeyDef, layers: &[Layer]) -> (Option<Value>, Vec<Source>) {
+pub(super) fn merge_one(def: &'static KeyDef, layers: &[Layer]) -> (Option<Value>, Vec<Source>) {
     let mut value: Option<Value> = None;
     let mut sources: Vec<Source> = Vec::new();
     for layer in layers {
@@ -172,7 +174,7 @@ pub fn merge(layers: &[Layer], files: Vec<FileStatus>, warnings: Vec<String>) ->
             secret: def.secret,
         })
         .collect();
-    (s, Provenance { entries, plugin_settings, files, warnings })
+    (s, Provenance { entries, plugin_settings, files, warnings, ignored: Vec::new() })
 }
 
 impl Provenance {

@@ -13,6 +13,9 @@ pub struct Settings {
     pub limits: Limits,
     pub disabled_plugins: Vec<String>,
     pub read_guard: bool,
+    /// Let tools write `.git/` (hooks and git config run code at the person's next git
+    /// command); the person's own choice only (`--allow-git-writes`).
+    pub allow_git_writes: bool,
     /// Extra roots: (path, writable).
     pub extra_roots: Vec<(PathBuf, bool)>,
     /// Extra plugin components to load (`[plugins] load`, `--plugin`).
@@ -201,6 +204,7 @@ impl Default for Settings {
             limits: Limits::default(),
             disabled_plugins: Vec::new(),
             read_guard: true,
+            allow_git_writes: false,
             extra_roots: Vec::new(),
             extra_plugins: Vec::new(),
             grants: BTreeMap::new(),
@@ -274,6 +278,7 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "plugins.grants" => Value::ListMap(s.grants.clone()),
         "plugins.policy" => s.policy.clone().map_or(Value::Unset, Value::Path),
         "workspace.read_guard" => Value::Bool(s.read_guard),
+        "workspace.allow_git_writes" => Value::Bool(s.allow_git_writes),
         "workspace.add_dirs" => roots(s, true),
         "workspace.add_dirs_ro" => roots(s, false),
         "model.provider" => opt_str(&m.provider),
@@ -325,6 +330,7 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
         ("plugins.grants", Value::ListMap(m)) => s.grants = m,
         ("plugins.policy", Value::Path(p)) => s.policy = Some(p),
         ("workspace.read_guard", Value::Bool(b)) => s.read_guard = b,
+        ("workspace.allow_git_writes", Value::Bool(b)) => s.allow_git_writes = b,
         ("workspace.add_dirs" | "workspace.add_dirs_ro", Value::Paths(v)) => {
             let writable = key == "workspace.add_dirs";
             s.extra_roots.retain(|(_, w)| *w != writable);

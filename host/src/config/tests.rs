@@ -28,7 +28,7 @@ impl Fixture {
 
     fn load(&self, env: &[(&str, &str)], flags: &Flags) -> Result<(Settings, Provenance), ConfigError> {
         let get = |k: &str| env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
-        load(&self.ws, Some(&self.user), &get, flags)
+        load(&self.ws, Some(&self.user), &get, flags, true)
     }
 
     fn user_src(&self) -> String {
@@ -269,14 +269,13 @@ fn api_keys_are_masked_and_warned_about_in_project_files() {
     assert_eq!(json["settings"]["model.api_key"]["value"], "sk-u****");
     assert!(!json.to_string().contains("0123456789"));
 
+    // A project file never supplies the key, trusted or not.
     std::fs::write(f.ws.join(PROJECT_FILE), "[model]\napi_key = \"sk-proj-0123456789\"\n").unwrap();
-    let (_, p) = f.load(&[], &no_flags()).unwrap();
-    assert_eq!(p.warnings.len(), 1);
-    assert!(
-        p.warnings[0].contains("model.api_key") && p.warnings[0].contains(PROJECT_FILE),
-        "{:?}",
-        p.warnings
-    );
+    let (s, p) = f.load(&[], &no_flags()).unwrap();
+    assert_eq!(s.model.api_key.as_deref(), Some("sk-user-0123456789"));
+    assert_eq!(p.ignored.len(), 1, "{:?}", p.ignored);
+    assert_eq!((p.ignored[0].key.as_str(), p.ignored[0].why), ("model.api_key", crate::config::Refusal::Never));
+    assert!(!p.ignored[0].shown.contains("0123456789"), "{:?}", p.ignored[0]);
 }
 
 #[test]

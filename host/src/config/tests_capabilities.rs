@@ -15,7 +15,7 @@ fn load_at(user: Option<&str>, project: &str, flags: &Flags) -> Result<(Settings
     std::fs::write(ws.join(PROJECT_FILE), project).unwrap();
     let env =
         |k: &str| (k == "CORRAL_COMMANDS").then(|| "ask".to_string()).filter(|_| project.contains("#env"));
-    super::load(&ws, Some(&user_dir), &env, flags)
+    super::load(&ws, Some(&user_dir), &env, flags, true)
 }
 
 fn no_flags() -> Flags {

@@ -25,7 +25,7 @@ fn load_at(
     user: &Path,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<(Settings, Provenance), ConfigError> {
-    super::load(ws, Some(user), env, &Flags::new(Path::new("/cwd")))
+    super::load(ws, Some(user), env, &Flags::new(Path::new("/cwd")), true)
 }
 
 #[test]
@@ -77,17 +77,22 @@ fn plugin_settings_are_read_merged_and_masked() {
                    count = 5\n[plugin-settings.fetch_url]\nallow_hosts = [\"a.com\", \"b.org\"]\n";
     let (s, p) = load(Some(user), project, &[]).unwrap();
     let ws = &s.plugin_settings["web_search"];
-    assert_eq!(ws["backend"], "searxng", "the project file wins per setting");
+    // The person's key is never joined by a project's endpoint, even in a trusted workspace.
+    assert_eq!(ws["backend"], "brave", "a project never redirects a plugin holding the person's secret");
     assert_eq!(ws["api_key"], "BSA-0123456789abcdef");
-    assert_eq!(ws["url"], "http://127.0.0.1:8888");
-    assert_eq!(ws["count"], "5");
+    assert!(!ws.contains_key("url"));
+    let left_out: Vec<&str> = p.ignored.iter().map(|i| i.key.as_str()).collect();
+    assert_eq!(
+        left_out,
+        ["plugin-settings.web_search.backend", "plugin-settings.web_search.count", "plugin-settings.web_search.url"]
+    );
     assert_eq!(s.plugin_settings["fetch_url"]["allow_hosts"], "a.com,b.org");
     let text = p.to_text();
-    assert!(text.contains("plugin-settings.web_search.backend = \"searxng\""), "{text}");
+    assert!(text.contains("plugin-settings.web_search.backend = \"brave\""), "{text}");
     assert!(text.contains("plugin-settings.web_search.api_key = BSA-****"), "{text}");
     assert!(!text.contains("0123456789abcdef"), "{text}");
     let json = p.to_json();
-    assert_eq!(json["plugin_settings"]["web_search"]["url"]["value"], "http://127.0.0.1:8888");
+    assert_eq!(json["plugin_settings"]["fetch_url"]["allow_hosts"]["value"], "a.com,b.org");
     assert!(!json.to_string().contains("0123456789abcdef"));
     assert!(p.warnings.is_empty(), "{:?}", p.warnings);
 }

@@ -1,8 +1,7 @@
-//! `.corral/continue.md`: when a session ends before the task is done, a short note of the
+//! `continue.md` in the workspace's local state (outside it): when a session ends before the task is done, a short note of the
 //! task, the plan and the recent activity, loaded into the next session's prompt once.
 
-use crate::capabilities::state;
-use cap_std::fs::Dir;
+use crate::capabilities::local::Local;
 use std::io;
 
 /// The note's cap in characters.
@@ -56,29 +55,29 @@ pub fn render(n: &Note<'_>) -> String {
 }
 
 /// Writes the note for the next session.
-pub fn write(ws: &Dir, n: &Note<'_>) -> io::Result<()> {
-    state::write(ws, FILE, render(n).as_bytes())
+pub fn write(local: &Local, n: &Note<'_>) -> io::Result<()> {
+    local.write(FILE, render(n).as_bytes())
 }
 
 /// A waiting note and its age in seconds.
-pub fn load(ws: &Dir) -> io::Result<Option<(String, u64)>> {
-    Ok(state::read(ws, FILE)?.map(|text| (text, state::age_secs(ws, FILE).unwrap_or(0))))
+pub fn load(local: &Local) -> io::Result<Option<(String, u64)>> {
+    Ok(local.read(FILE)?.map(|text| (text, local.age_secs(FILE).unwrap_or(0))))
 }
 
 /// Removes the note once it has been handed to the model.
-pub fn consume(ws: &Dir) -> io::Result<()> {
-    state::remove(ws, FILE)
+pub fn consume(local: &Local) -> io::Result<()> {
+    local.remove(FILE)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cap_std::ambient_authority;
+    use std::path::Path;
 
     #[test]
     fn note_round_trip_and_cap() {
         let t = tempfile::tempdir().unwrap();
-        let d = Dir::open_ambient_dir(t.path(), ambient_authority()).unwrap();
+        let d = Local::open(t.path(), Path::new("/w")).unwrap();
         assert!(load(&d).unwrap().is_none());
         let activity: Vec<String> = (0..20).map(|i| format!("read_file a{i}.txt: ok")).collect();
         let n = Note {

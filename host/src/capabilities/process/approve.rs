@@ -1,10 +1,10 @@
 //! The approval mode (`--commands ask`): commands are grouped into buckets (`git push`,
 //! `cargo test`, `ls`), the person is asked once per bucket (yes / no / always), and buckets
-//! answered "always" are kept in `.corral/approved_commands` for later sessions.
+//! answered "always" are kept in the workspace's local state (outside it: a repository cannot ship
+//! approvals) for later sessions.
 
 use crate::capabilities::context::AskChannel;
-use crate::capabilities::state;
-use cap_std::fs::Dir;
+use crate::capabilities::local::Local;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
@@ -76,14 +76,14 @@ pub fn parse_answer(text: &str) -> Answer {
     }
 }
 
-/// Buckets approved with "always", in memory and in `.corral/approved_commands`.
+/// Buckets approved with "always", in memory and in the local state's `approved_commands`.
 #[derive(Debug, Default)]
 pub struct Approvals(Mutex<BTreeSet<String>>);
 
 impl Approvals {
     /// The buckets saved in the workspace's approvals file.
-    pub fn load(ws: &Dir) -> Approvals {
-        let text = state::read(ws, FILE).ok().flatten().unwrap_or_default();
+    pub fn load(local: &Local) -> Approvals {
+        let text = local.read(FILE).ok().flatten().unwrap_or_default();
         let set =
             text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from);
         Approvals(Mutex::new(set.collect()))
@@ -94,7 +94,7 @@ impl Approvals {
     }
 
     /// Remembers `bucket` and rewrites the file.
-    pub fn add(&self, ws: &Dir, bucket: &str) -> std::io::Result<()> {
+    pub fn add(&self, local: &Local, bucket: &str) -> std::io::Result<()> {
         let text = {
             let mut set = self.0.lock().map_err(|_| std::io::Error::other("approvals unavailable"))?;
             set.insert(bucket.to_string());
@@ -107,7 +107,7 @@ impl Approvals {
             }
             text
         };
-        state::write(ws, FILE, text.as_bytes())
+        local.write(FILE, text.as_bytes())
     }
 }
 
@@ -136,7 +136,7 @@ pub fn ask(channel: &AskChannel, shown: &str, bucket: &str, cwd: &str) -> Result
 mod tests {
     use super::*;
     use crate::capabilities::context::Asker;
-    use cap_std::ambient_authority;
+    use std::path::Path;
     use std::sync::Arc;
 
     fn v(args: &[&str]) -> Vec<String> {
@@ -168,16 +168,16 @@ mod tests {
     }
 
     #[test]
-    fn always_is_kept_in_the_workspace() {
+    fn always_is_kept_in_the_local_state_not_the_workspace() {
         let t = tempfile::tempdir().unwrap();
-        let d = Dir::open_ambient_dir(t.path(), ambient_authority()).unwrap();
+        let d = Local::open(&t.path().join("state"), Path::new("/w")).unwrap();
         let a = Approvals::load(&d);
         assert!(!a.contains("git status"));
         a.add(&d, "git status").unwrap();
         assert!(a.contains("git status"));
         let again = Approvals::load(&d);
         assert!(again.contains("git status") && !again.contains("git push"));
-        let text = std::fs::read_to_string(t.path().join(".corral/approved_commands")).unwrap();
+        let text = std::fs::read_to_string(t.path().join("state/approved_commands")).unwrap();
         assert!(text.ends_with("git status\n"), "{text}");
     }
 

@@ -17,7 +17,7 @@ fn approve(session: &Session, shown: &str, bucket: &str, cwd: Option<&str>) -> R
     let answer = approve::ask(&session.ask, shown, bucket, cwd.unwrap_or("the workspace root"))
         .map_err(|m| ProcError::new(Code::Denied, m))?;
     if answer == approve::Answer::Always
-        && let Err(e) = p.approvals.add(&session.roots.workspace().dir, bucket)
+        && let Err(e) = p.approvals.add(&session.local, bucket)
     {
         session.log.push("host", "warn", &format!("cannot save the approval of `{bucket}`: {e}"));
     }

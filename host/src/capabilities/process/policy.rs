@@ -29,7 +29,7 @@ impl CommandPolicy {
     pub fn from_settings(
         s: &CommandSettings,
         roots: &[PathBuf],
-        workspace: &cap_std::fs::Dir,
+        local: &crate::capabilities::local::Local,
         env: &dyn Fn(&str) -> Option<OsString>,
     ) -> Result<CommandPolicy, String> {
         let mode = match (s.enabled(), s.mode.as_str()) {
@@ -70,7 +70,7 @@ impl CommandPolicy {
         names.dedup();
         let env = names.into_iter().filter_map(|n| env(n).map(|v| (OsString::from(n), v))).collect();
         let approvals = if mode == Mode::Ask {
-            approve::Approvals::load(workspace)
+            approve::Approvals::load(local)
         } else {
             approve::Approvals::default()
         };

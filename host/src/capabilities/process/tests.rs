@@ -42,6 +42,7 @@ impl Fixture {
     fn session(&self, settings: &CommandSettings) -> Result<Session, String> {
         let roots = Roots::open(&self.ws, &[], &[]).unwrap();
         let mut s = Session::new(roots, Policy::default(), log::Sink::new(false));
+        s.local = crate::capabilities::local::Local::open(&self.ws.with_file_name("state"), &self.ws).unwrap();
         let path = self.path_var();
         let env = move |k: &str| match k {
             "PATH" => Some(path.clone()),
@@ -52,7 +53,7 @@ impl Fixture {
         s.commands = CommandPolicy::from_settings(
             settings,
             std::slice::from_ref(&self.ws),
-            &s.roots.workspace().dir,
+            &s.local,
             &env,
         )?;
         s.granted.set("p", CapSet::parse(&["process"]).unwrap());
@@ -155,7 +156,8 @@ fn ask_mode_asks_per_bucket_and_refuses_programs_inside_the_roots() {
     authorize(&s, "p", &req("fail", &[])).unwrap();
     authorize(&s, "p", &req("fail", &["again"])).unwrap();
     assert_eq!(*always.1.lock().unwrap(), 1, "always approves the bucket");
-    assert!(std::fs::read_to_string(f.ws.join(".corral/approved_commands")).unwrap().contains("\nfail\n"));
+    assert!(!f.ws.join(".corral/approved_commands").exists(), "approvals are not kept in the workspace");
+    assert!(s.commands.approvals.contains("fail"));
     s.ask.set(Some(Arc::new(Person("no", Mutex::new(0)))));
     let e = authorize(&s, "p", &req("ls", &[])).unwrap_err();
     assert!(e.message.starts_with("the person declined to run `ls`"), "{}", e.message);

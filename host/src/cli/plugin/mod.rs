@@ -141,7 +141,7 @@ async fn dispatch(command: PluginCommand, global: &GlobalArgs) -> Result<i32, Pl
             Ok(super::commands::print(&format!("wrote {} ({} bytes)\n", out.display(), component.len())))
         }
         PluginCommand::Inspect { file, json } => {
-            let base = setup::base(global, false)?;
+            let base = setup::base(global, false, false)?;
             let bytes = read(&file)?;
             let i = inspect_bytes(&base.runtime, &base.session, &file, bytes, &base.settings.limits).await?;
             Ok(super::commands::print(&if json { show::json(&i) } else { show::text(&i) }))
@@ -176,7 +176,7 @@ fn rank(o: Origin) -> u8 {
 }
 
 async fn add(global: &GlobalArgs, file: &Path, user: bool, name: Option<String>) -> Result<i32, PluginError> {
-    let base = setup::base(global, false)?;
+    let base = setup::base(global, false, false)?;
     let name = match name {
         Some(n) => n,
         None => file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default(),
@@ -202,7 +202,11 @@ async fn add(global: &GlobalArgs, file: &Path, user: bool, name: Option<String>)
 
     // With everything already installed: the registry refuses clashing tool names.
     let mut candidates =
-        runtime::registry::discover(base.workspace(), base.user_dir.as_deref(), &base.settings.extra_plugins)
+        runtime::registry::discover(
+            base.trust.trusted().then_some(base.workspace()),
+            base.user_dir.as_deref(),
+            &base.settings.extra_plugins,
+        )
             .map_err(InspectError::from)?;
     candidates.retain(|c| c.path.as_deref() != Some(dest.as_path()));
     candidates.push(Candidate {

@@ -66,10 +66,49 @@ fn file_candidate(path: &Path, origin: Origin) -> Result<Candidate, RegistryErro
     Ok(Candidate { name, origin, path: Some(path.to_path_buf()), bytes: Cow::Owned(bytes), sha256: None })
 }
 
-/// Finds every plugin: built-ins, `<workspace>/.corral/plugins/*.wasm`,
-/// `<user_dir>/plugins/*.wasm`, then the `--plugin` files, in that order.
+/// The largest plugin file read from a project.
+const PROJECT_PLUGIN_MAX: u64 = 256 << 20;
+
+/// A trusted project's plugin files (`.corral/plugins/*.wasm`), read through the workspace's
+/// handle: no link out of the workspace, no final link, regular files only.
+fn project_candidates(workspace: &Path) -> Result<Vec<Candidate>, RegistryError> {
+    let rel = Path::new(".corral").join("plugins");
+    let read = |path: PathBuf, source: std::io::Error| RegistryError::Read { path, source };
+    let ws = match cap_std::fs::Dir::open_ambient_dir(workspace, cap_std::ambient_authority()) {
+        Ok(d) => d,
+        Err(e) => return Err(read(workspace.to_path_buf(), e)),
+    };
+    let Ok(entries) = ws.read_dir(&rel) else { return Ok(Vec::new()) };
+    let mut names: Vec<std::ffi::OsString> = entries.filter_map(|e| e.ok().map(|e| e.file_name())).collect();
+    names.sort();
+    let mut out = Vec::new();
+    for name in names.into_iter().filter(|n| Path::new(n).extension().is_some_and(|x| x == "wasm")) {
+        let file = rel.join(&name);
+        let path = workspace.join(&file);
+        let capped = crate::capabilities::hostread::read_regular(&ws, &file, PROJECT_PLUGIN_MAX)
+            .map_err(|e| read(path.clone(), e))?;
+        let Some(c) = capped else { continue };
+        if c.truncated() {
+            let why = format!("larger than {} MiB", PROJECT_PLUGIN_MAX >> 20);
+            return Err(read(path, std::io::Error::new(std::io::ErrorKind::InvalidData, why)));
+        }
+        let stem = Path::new(&name).file_stem().map(|s| s.to_string_lossy().into_owned());
+        out.push(Candidate {
+            name: stem.unwrap_or_else(|| "plugin".into()),
+            origin: Origin::Project,
+            path: Some(path),
+            bytes: Cow::Owned(c.bytes),
+            sha256: None,
+        });
+    }
+    Ok(out)
+}
+
+/// Finds every plugin: built-ins, the trusted `project`'s `.corral/plugins/*.wasm` (None: the
+/// project is not trusted, and its plugins are not read), `<user_dir>/plugins/*.wasm`, then the
+/// `--plugin` files, in that order.
 pub fn discover(
-    workspace: &Path,
+    project: Option<&Path>,
     user_dir: Option<&Path>,
     flag_paths: &[PathBuf],
 ) -> Result<Vec<Candidate>, RegistryError> {
@@ -83,8 +122,8 @@ pub fn discover(
             sha256: Some(b.sha256),
         })
         .collect();
-    for path in wasm_files(&workspace.join(".corral").join("plugins")) {
-        out.push(file_candidate(&path, Origin::Project)?);
+    if let Some(ws) = project {
+        out.extend(project_candidates(ws)?);
     }
     if let Some(dir) = user_dir {
         for path in wasm_files(&dir.join("plugins")) {

@@ -23,19 +23,54 @@ pub struct Candidate {
     pub sha256: Option<&'static str>,
 }
 
-/// Every skill candidate, project first, then user, then shipped. Folders and files that
+/// Every skill candidate: the trusted `project`'s (None: the project is not trusted, and its
+/// skills are not read) from `.corral/skills/` and `.claude/skills/`, then the user's from
+/// `<user_dir>/skills/` and `~/.claude/skills/`, then the shipped ones. Folders and files that
 /// cannot be used are skipped with a warning.
 pub fn discover(
-    workspace: &Path,
+    project: Option<&Path>,
     user_dir: Option<&Path>,
     unpack_base: &Path,
     warnings: &mut Vec<String>,
 ) -> Vec<Candidate> {
-    let mut out = scan(&workspace.join(".corral").join("skills"), Source::Project, warnings);
+    let mut out = Vec::new();
+    if let Some(ws) = project {
+        for rel in crate::trust::PROJECT_SKILLS {
+            out.extend(scan_within(ws, &ws.join(rel), Source::Project, warnings));
+        }
+    }
     if let Some(dir) = user_dir {
         out.extend(scan(&dir.join("skills"), Source::User, warnings));
     }
+    if let Some(home) = dirs::home_dir() {
+        out.extend(scan(&home.join(".claude").join("skills"), Source::User, warnings));
+    }
     out.extend(shipped(unpack_base, warnings));
+    out
+}
+
+/// [`scan`] for a folder inside a workspace: a skill folder or file whose real path leaves
+/// `ws` (through a link) is skipped, and component files are read without following links.
+pub fn scan_within(ws: &Path, dir: &Path, source: Source, warnings: &mut Vec<String>) -> Vec<Candidate> {
+    let Ok(ws_real) = std::fs::canonicalize(ws) else { return Vec::new() };
+    let inside = |p: &Path| std::fs::canonicalize(p).is_ok_and(|r| r.starts_with(&ws_real));
+    if !dir.exists() {
+        return Vec::new();
+    }
+    if !inside(dir) {
+        warnings.push(format!("skipping {}: it leads outside the workspace", dir.display()));
+        return Vec::new();
+    }
+    let mut out = scan(dir, source, warnings);
+    out.retain(|c| {
+        let Some(p) = &c.path else { return true };
+        let link = std::fs::symlink_metadata(Path::new(&c.location)).is_ok_and(|m| m.file_type().is_symlink());
+        let ok = inside(p) && !(c.kind == Kind::Component && link);
+        if !ok {
+            warnings.push(format!("skipping {}: it is a link or leads outside the workspace", c.location));
+        }
+        ok
+    });
     out
 }
 
@@ -67,7 +102,7 @@ pub fn scan(dir: &Path, source: Source, warnings: &mut Vec<String>) -> Vec<Candi
                 Err(e) => warnings.push(format!("skipping skill folder {}: {e}", path.display())),
             }
         } else if path.extension().is_some_and(|x| x == "wasm") {
-            match std::fs::read(&path) {
+            match read_component(&path) {
                 Ok(bytes) => out.push(Candidate {
                     source,
                     kind: Kind::Component,
@@ -81,6 +116,19 @@ pub fn scan(dir: &Path, source: Source, warnings: &mut Vec<String>) -> Vec<Candi
         }
     }
     out
+}
+
+/// A component file's bytes: regular files only, opened non-blocking.
+fn read_component(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    f.read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// The skills built into corral: its component skills, and its `SKILL.md` folders
