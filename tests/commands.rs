@@ -308,7 +308,8 @@ fn ask_mode_asks_the_person_once_per_bucket_and_remembers_always() {
     assert_eq!(results[0], "first\n");
     assert_eq!(results[1], "second\n");
     assert!(results[2].contains("the person declined to run `ls -a`"), "{results:?}");
-    let saved = std::fs::read_to_string(sb.ws.join(".corral/approved_commands")).unwrap();
+    assert!(!sb.ws.join(".corral/approved_commands").exists(), "approvals are kept outside the workspace");
+    let saved = std::fs::read_to_string(sb.state_file("approved_commands")).unwrap();
     assert!(saved.lines().any(|l| l == "echo") && !saved.contains("ls"), "{saved}");
     // The next session remembers: echo runs without a person to ask; ls does not.
     let r = run(&sb, &["--commands", "ask"], json!({"command": ["echo", "again"]})).ok();

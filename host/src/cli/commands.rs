@@ -27,7 +27,9 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         Command::Plugins { json } => Ok(plugins(&env, json)),
         Command::Skills { json } => Ok(skills(&env, json)),
         Command::Tool { name, args } => Ok(tool(&env, &name, &args).await),
-        Command::Config { .. } | Command::Exec { .. } | Command::Plugin { .. } | Command::Trust { .. } => Ok(0),
+        Command::Config { .. } | Command::Exec { .. } | Command::Plugin { .. } | Command::Trust { .. } => {
+            Ok(0)
+        }
     }
 }
 

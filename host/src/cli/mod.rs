@@ -279,7 +279,7 @@ pub fn run(cli: Cli) -> i32 {
         match commands::dispatch(command, &cli.global).await {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", crate::redact::text(&e.to_string()));
                 2
             }
         }

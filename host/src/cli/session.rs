@@ -25,7 +25,10 @@ pub fn client(s: &Settings) -> Result<Client, String> {
         m.api_key.as_deref(),
         &env,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| crate::redact::text(&e.to_string()).into_owned())?;
+    if let Some(key) = &cfg.api_key {
+        crate::redact::register(key);
+    }
     cfg.stream = m.stream;
     cfg.timeout = Duration::from_secs(m.timeout_secs);
     cfg.retry = RetryPolicy {
@@ -74,14 +77,14 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     let base = match setup::base(g, ci, !ci) {
         Ok(base) => base,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", crate::redact::text(&e.to_string()));
             return 1;
         }
     };
     let client = match client(&base.settings) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", crate::redact::text(&e.to_string()));
             return 1;
         }
     };
@@ -98,7 +101,7 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     let env = match env {
         Ok(env) => env,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", crate::redact::text(&e.to_string()));
             return 1;
         }
     };
@@ -172,7 +175,8 @@ fn load_continue(env: &Env, warn: &mut dyn FnMut(String)) -> Option<String> {
     let local = &env.session.local;
     match resume::load(local) {
         Ok(Some((text, age))) => {
-            let old = if age > resume::STALE_SECS { format!(", {} hours old", age / 3600) } else { String::new() };
+            let old =
+                if age > resume::STALE_SECS { format!(", {} hours old", age / 3600) } else { String::new() };
             warn(format!(
                 "the model is given the note an unfinished run left ({}{old}); pass --no-continue to start fresh",
                 local.shown("continue.md")
@@ -224,12 +228,15 @@ async fn ci_run(agent: &mut Agent<'_>, env: &Env, client: &Client, task: &str, s
             .collect(),
         skills,
     };
-    one_shot(agent, env, client, task, style, Some(AuditTarget { path, shas, header })).await
+    let workspace = ws.clone();
+    one_shot(agent, env, client, task, style, Some(AuditTarget { path, workspace, shas, header })).await
 }
 
 /// Where the audit log goes, the plugin hashes it records, and its first line.
 struct AuditTarget {
     path: std::path::PathBuf,
+    /// The workspace's real path: a log inside it is never written through a link out of it.
+    workspace: std::path::PathBuf,
     shas: std::collections::HashMap<String, String>,
     header: Header,
 }
@@ -242,7 +249,7 @@ async fn observed(
     audit: Option<AuditTarget>,
 ) -> TaskResult {
     let Some(target) = audit else { return agent.run(task, front).await };
-    let mut log = match Audit::open(&target.path, front, target.shas, &target.header) {
+    let mut log = match Audit::open(&target.path, &target.workspace, front, target.shas, &target.header) {
         Ok(l) => l,
         Err(e) => {
             return TaskResult {
@@ -293,7 +300,7 @@ async fn one_shot(
             let already_seen = term.streamed_answer && std::io::stdout().is_terminal() && !s.output.quiet;
             if r.outcome == Outcome::Done && !already_seen {
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{}", r.answer.trim_end());
+                let _ = writeln!(out, "{}", crate::redact::text(r.answer.trim_end()));
                 let _ = out.flush();
             }
             r.outcome.exit_code()
