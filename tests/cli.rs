@@ -519,3 +519,33 @@ fn a_bad_settings_file_exits_2_naming_the_line_and_key() {
     let r = run_env(&sb, &[("CORRAL_MAX_TURNS", "lots")], &["config"]);
     assert!(r.code == 2 && r.stderr.contains("CORRAL_MAX_TURNS=lots"), "{}", r.stderr);
 }
+
+#[test]
+fn a_first_run_says_everything_missing_and_init_writes_a_project_file() {
+    let sb = Sandbox::new();
+    let r = sb.run(&["fix the bug"]);
+    assert_eq!(r.code, 1);
+    let user = sb.config.join("config.toml");
+    assert!(
+        r.stderr.contains("corral has no model configured. Missing: a model server")
+            && r.stderr.contains("a model: --model NAME")
+            && r.stderr.contains(&user.display().to_string())
+            && r.stderr.contains("corral setup"),
+        "{}",
+        r.stderr
+    );
+    // At a terminal with nothing to find, set-up says so and what to do.
+    let screen = sb.in_terminal(&["fix the bug"], &[], &[]);
+    assert!(
+        screen.contains("corral needs a model server") && screen.contains("no Ollama (:11434)"),
+        "{screen}"
+    );
+    assert!(!user.exists());
+    let r = sb.run(&["init"]).ok();
+    assert!(r.stderr.contains("Wrote") && r.stderr.contains("corral trust"), "{}", r.stderr);
+    let text = std::fs::read_to_string(sb.ws.join("corral.toml")).unwrap();
+    assert!(text.contains("[agent]"), "{text}");
+    assert_eq!(sb.run(&["init"]).code, 2);
+    assert_eq!(std::fs::read_to_string(sb.ws.join("corral.toml")).unwrap(), text);
+    sb.run(&["config"]).ok();
+}

@@ -326,3 +326,36 @@ fn a_command_may_outlast_the_plugin_call_timeout_up_to_its_own() {
     let r = run(&sb, &flags, json!({"command": ["sleep", "2"], "timeout": 10})).ok();
     assert_eq!(r.stdout, "(no output)\n");
 }
+
+#[test]
+fn a_one_shot_run_at_a_terminal_asks_too() {
+    use support::model_server::{Flavor, ModelServer, Reply, Step};
+    let sb = Sandbox::new();
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![
+            Step::Reply(Reply::tool("run_command", &json!({ "command": ["echo", "asked"] }).to_string())),
+            Step::Reply(Reply::text("ran it")),
+        ],
+    );
+    let url = server.url();
+    let args =
+        ["--base-url", url.as_str(), "--model", "m", "--color", "never", "--commands", "ask", "say hi"];
+    let out = sb.in_terminal(&args, &[], &["yes"]);
+    assert!(out.contains("The agent wants to run:") && out.contains("echo asked"), "{out}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{out}");
+    assert_eq!(tool_results(&reqs[1]), ["asked\n"]);
+    // Without a terminal there is no one to ask, and the model is told so.
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![
+            Step::Reply(Reply::tool("run_command", &json!({ "command": ["echo", "asked"] }).to_string())),
+            Step::Reply(Reply::text("could not")),
+        ],
+    );
+    let url = server.url();
+    let r = sb.run(&["--base-url", &url, "--model", "m", "--no-stream", "--commands", "ask", "say hi"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(tool_results(&server.requests()[1])[0].contains("no one can answer"), "{}", r.stderr);
+}

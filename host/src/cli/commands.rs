@@ -16,6 +16,14 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
     if let Command::Trust { show, revoke } = command {
         return super::trust::run(global, show, revoke);
     }
+    if let Command::Setup = command {
+        return Ok(super::firstrun::setup_command().await);
+    }
+    if let Command::Init = command {
+        let cwd = std::env::current_dir().map_err(SetupError::Cwd)?;
+        let ws = global.workspace.as_ref().map(|w| cwd.join(w)).unwrap_or(cwd);
+        return Ok(super::firstrun::init_command(&ws));
+    }
     if let Command::Config { json } = command {
         // Settings only: a broken plugin must not hide the configuration.
         let p = setup::resolve(global, global.ci, false)?.provenance;
@@ -27,9 +35,12 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         Command::Plugins { json } => Ok(plugins(&env, json)),
         Command::Skills { json } => Ok(skills(&env, json)),
         Command::Tool { name, args } => Ok(tool(&env, &name, &args).await),
-        Command::Config { .. } | Command::Exec { .. } | Command::Plugin { .. } | Command::Trust { .. } => {
-            Ok(0)
-        }
+        Command::Config { .. }
+        | Command::Exec { .. }
+        | Command::Plugin { .. }
+        | Command::Trust { .. }
+        | Command::Setup
+        | Command::Init => Ok(0),
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod audit;
 mod commands;
+mod firstrun;
 mod jsonout;
 mod plugin;
 mod render;
@@ -253,6 +254,11 @@ pub enum Command {
         #[arg(long)]
         revoke: bool,
     },
+    /// Find a model server (a local Ollama, LM Studio or llama.cpp, or an API key in the
+    /// environment), pick a model, and write your user file
+    Setup,
+    /// Write a commented corral.toml for this project (it never overwrites one)
+    Init,
     /// Run one task unattended for CI: never prompt, no network for plugins unless granted,
     /// and an audit log of every tool and model call (.corral/audit.jsonl or --audit-log)
     Exec {

@@ -74,13 +74,29 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
             Some(text)
         }
     };
-    let base = match setup::base(g, ci, !ci) {
+    let mut base = match setup::base(g, ci, !ci) {
         Ok(base) => base,
         Err(e) => {
             eprintln!("error: {}", crate::redact::text(&e.to_string()));
             return 1;
         }
     };
+    if super::firstrun::nothing_chosen(&base.settings) {
+        let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        let chosen = match at_terminal && !ci {
+            true => super::firstrun::ask(base.user_dir.as_deref()).await.ok(),
+            false => None,
+        };
+        let Some((provider, model)) = chosen else {
+            eprintln!(
+                "error: {}",
+                super::firstrun::missing_message(&base.settings, base.user_dir.as_deref())
+            );
+            return 1;
+        };
+        base.settings.model.provider = Some(provider);
+        base.settings.model.model = Some(model);
+    }
     let client = match client(&base.settings) {
         Ok(c) => c,
         Err(e) => {
@@ -105,7 +121,9 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
             return 1;
         }
     };
-    if interactive {
+    // A person at a terminal can answer (command approvals, questions), one-shot or not.
+    let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if interactive || (!ci && at_terminal) {
         env.session.ask.set(Some(std::sync::Arc::new(repl::TerminalAsker)));
     }
     // Plugins described from the cache load their code in the background while the first
