@@ -6,6 +6,7 @@
 //! the `faulty` test plugin is built with cargo if it is missing. The grep comparison wants
 //! `rg` (ripgrep) and GNU grep on PATH; without rg its row says so instead of failing. The
 //! agent section runs scripted sessions against the test model server (tests/support).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
 #[path = "runtime/agent.rs"]
 mod agent;

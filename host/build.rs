@@ -3,6 +3,16 @@
 //! gives one self-contained binary. The skills shipped in `skills/` are embedded the same
 //! way: component skills built with the plugins, `SKILL.md` folders file by file.
 
+// A build script reports failure by panicking with a message, and reads and writes its own
+// files with std::fs: the host's rules do not apply here.
+#![allow(
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_methods,
+    clippy::print_stdout,
+    clippy::print_stderr
+)]
+
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;

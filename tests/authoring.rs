@@ -2,6 +2,7 @@
 //! their own tests by their README's commands; `plugin inspect` and `plugin add` show and
 //! install components, refuse clashes and broken files; `plugin wit`, `c-bindings` and
 //! `componentize` write what authors need.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
 mod support;
 

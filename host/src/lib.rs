@@ -13,3 +13,6 @@ pub mod redact;
 pub mod runtime;
 pub mod trust;
 pub mod wit;
+
+#[cfg(test)]
+mod layering;

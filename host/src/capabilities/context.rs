@@ -149,6 +149,7 @@ impl std::fmt::Debug for AskChannel {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
     use super::*;
 

@@ -367,6 +367,7 @@ impl process::Host for PluginCtx {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
     use super::*;
 

@@ -54,6 +54,7 @@ pub fn read_regular(dir: &Dir, rel: &Path, max: u64) -> io::Result<Option<Capped
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
     use super::*;
     use cap_std::ambient_authority;

@@ -29,7 +29,10 @@ impl Sink {
         }
         let line = format!("[{plugin}] {level}: {}", &message[..cut]);
         if self.echo {
-            eprintln!("{line}");
+            #[allow(clippy::print_stderr)] // --verbose: the person asked to see plugin logs
+            {
+                eprintln!("{line}");
+            }
         }
         if let Ok(mut lines) = self.lines.lock()
             && lines.len() < MAX_LINES

@@ -378,6 +378,7 @@ fn starts_with_ignore_case(path: &Path, prefix: &Path) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
     use super::*;
 

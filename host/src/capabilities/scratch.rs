@@ -69,6 +69,7 @@ pub fn remove_old(ws: &Dir, dir: &str, now: SystemTime, pick: impl Fn(&str) -> b
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
     use super::*;
     use cap_std::ambient_authority;

@@ -74,6 +74,7 @@ pub fn mirror_todo(s: &super::Session, body: &str) {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
     use super::*;
     use cap_std::ambient_authority;

@@ -161,6 +161,7 @@ pub fn enforce_retention(ws: &Dir, local: &Local, r: &Retention, now: u64) -> io
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
     use super::*;
     use cap_std::ambient_authority;

@@ -1,6 +1,9 @@
 //! The command line: parse flags, set up the session, run one command, and map every
 //! failure to a message that says what to do and an exit code.
 
+// The command line is where corral talks to the person: printing is its job.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod audit;
 mod commands;
 mod firstrun;

@@ -81,8 +81,7 @@ pub struct Asks {
 
 /// Where a project's plugins are, relative to the workspace.
 pub const PROJECT_PLUGINS: &str = ".corral/plugins";
-/// Where a project's skills are, relative to the workspace.
-pub const PROJECT_SKILLS: &[&str] = &[".corral/skills", ".claude/skills"];
+pub use crate::runtime::skills::discover::PROJECT_SKILLS;
 
 impl Asks {
     /// What the project in `workspace` asks for, given what its settings file was refused.

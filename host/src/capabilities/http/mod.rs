@@ -15,6 +15,7 @@ mod policy;
 mod resolve;
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests;
 
 pub use policy::{HostPattern, MAX_BODY, NetMode, NetPolicy, PrivateException, plugin_patterns};

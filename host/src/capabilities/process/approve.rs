@@ -133,6 +133,7 @@ pub fn ask(channel: &AskChannel, shown: &str, bucket: &str, cwd: &str) -> Result
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
     use super::*;
     use crate::capabilities::context::Asker;

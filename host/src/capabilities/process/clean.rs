@@ -133,6 +133,7 @@ pub fn clean(ws: &Dir, now: SystemTime) -> io::Result<usize> {
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
     use super::*;
     use cap_std::ambient_authority;

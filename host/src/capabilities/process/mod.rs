@@ -17,6 +17,7 @@ mod run;
 pub mod spawn;
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests;
 
 pub use authorize::{authorize, authorize_shell};

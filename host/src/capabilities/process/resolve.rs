@@ -55,6 +55,7 @@ pub fn program(program: &str, path_var: Option<&OsStr>, roots: &[PathBuf]) -> Re
 }
 
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
     use super::*;
     use std::ffi::OsString;

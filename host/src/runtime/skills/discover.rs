@@ -23,6 +23,9 @@ pub struct Candidate {
     pub sha256: Option<&'static str>,
 }
 
+/// Where a project's skills are, relative to the workspace.
+pub const PROJECT_SKILLS: &[&str] = &[".corral/skills", ".claude/skills"];
+
 /// Every skill candidate: the trusted `project`'s (None: the project is not trusted, and its
 /// skills are not read) from `.corral/skills/` and `.claude/skills/`, then the user's from
 /// `<user_dir>/skills/` and `~/.claude/skills/`, then the shipped ones. Folders and files that
@@ -35,7 +38,7 @@ pub fn discover(
 ) -> Vec<Candidate> {
     let mut out = Vec::new();
     if let Some(ws) = project {
-        for rel in crate::trust::PROJECT_SKILLS {
+        for rel in PROJECT_SKILLS {
             out.extend(scan_within(ws, &ws.join(rel), Source::Project, warnings));
         }
     }
