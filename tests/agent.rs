@@ -1,9 +1,8 @@
 //! End-to-end agent sessions: the real `corral` binary against scripted model servers on
 //! 127.0.0.1 (OpenAI-compatible and Anthropic, streaming and not). Assertions are on files,
 //! stdout, exit codes and the request bodies the servers captured.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::model_server::{Captured, Flavor, ModelServer, Reply, Step};

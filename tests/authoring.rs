@@ -2,9 +2,8 @@
 //! their own tests by their README's commands; `plugin inspect` and `plugin add` show and
 //! install components, refuse clashes and broken files; `plugin wit`, `c-bindings` and
 //! `componentize` write what authors need.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};

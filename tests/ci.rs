@@ -1,9 +1,8 @@
 //! Locked-down CI runs through the real binary: `corral exec` under a policy file against a
 //! scripted model server, with the audit log checked line by line and field by field; failed
 //! model calls; and the lock-down of the network and of asking.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::model_server::{Captured, Flavor, ModelServer, OverflowServer, Reply, Step};

@@ -2,9 +2,8 @@
 //! and trash work across the host boundary, plugins are discovered from every source, the
 //! compile cache is used and distrusted when damaged, bad input gets clear errors, and
 //! `corral config` shows every setting with its source.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};

@@ -2,9 +2,8 @@
 //! interface. The allowlist and where programs may live, shell syntax with and without
 //! --yolo, timeouts that kill grandchildren, long output saved and cleaned up, the
 //! environment, the working directory, and asking the person (--commands ask).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;

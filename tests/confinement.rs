@@ -2,9 +2,8 @@
 //! calls WASI and the host interfaces directly try to read, create, change or delete
 //! things outside the workspace roots, or corral's own files. Nothing may escape: every
 //! case is refused and the disk outside the workspace is byte-for-byte unchanged.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::os::unix::fs::symlink;

@@ -5,9 +5,8 @@
 //!
 //! The windows are 8,192 tokens and up, not 4,096: corral's built-in tool schemas and system
 //! prompt alone take about 4,500 tokens, so a 4K window leaves no room for any work at all.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::model_server::{Captured, Flavor, ModelServer, OverflowServer, Reply, Step, system_of};

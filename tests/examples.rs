@@ -1,9 +1,8 @@
 //! The example plugins in four languages (plugins/examples/), each built with its own
 //! toolchain: called through `corral tool` on a prepared workspace with exact outputs and
 //! clear tool errors, and all four together through a scripted model session.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};

@@ -1,9 +1,8 @@
 //! Misbehaving plugins: each fault becomes a typed tool error within its limit, and the
 //! next call to the same loaded plugin works. Run in-process against the library (so the
 //! same `InstancePre` is reused) and once through the binary for the user-facing text.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use corral::runtime::{CallReport, ErrorKind, Limits, ToolOutput};
 use std::time::{Duration, Instant};

@@ -2,9 +2,8 @@
 //! were not granted are refused at load with the setting that grants them; granted, they
 //! load and `corral plugins` shows what they asked for and got; a policy file pins plugins by
 //! sha256, fixes their grants, and cannot be widened by flags.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::Sandbox;

@@ -1,8 +1,7 @@
 //! The model client against the scripted model server, both wire formats, streamed and not:
 //! replies and tool calls round-trip, retries and their waits, and each kind of failure.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use corral::llm::{
     Client, ClientConfig, Event, FinishReason, LlmError, Message, Request, Response, RetryPolicy, ToolDef,

@@ -1,8 +1,7 @@
 //! One session across several calls: what read_file reads unlocks changes to it, writes
 //! count as reads, and the guard still protects files the session never saw.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use corral::runtime::{ErrorKind, Limits};
 use support::inproc::load;

@@ -1,9 +1,8 @@
 //! End-to-end skills: the real `corral` binary with shipped, project and user skills, in a
 //! scripted model session (catalogue, activation, scripts, refusals, resources, unknown
 //! names) and through `corral skills` and `corral tool use_skill`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::path::Path;

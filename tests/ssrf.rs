@@ -3,9 +3,8 @@
 //! test controls and `network.allow_private` naming only the one allowed server. Every
 //! forbidden URL must fail with the documented refusal, and no forbidden server may ever see
 //! a connection; the allowed server works and its page comes back wrapped as untrusted.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use std::sync::{Arc, OnceLock};

@@ -3,9 +3,8 @@
 //! against a scripted model server and attacker listeners on 127.0.0.1. Every case asserts
 //! that the attacker got nothing (no request, no file, no secret) and that the person was
 //! told what was ignored and how to trust the workspace.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::model_server::{Flavor, ModelServer, Reply, Step};

@@ -2,9 +2,8 @@
 //! runs (a site, a SearXNG instance, the Brave Search API), settings from the config files.
 //! A long page spills to a scratch file that read_file pages through; text is decoded by its
 //! charset; binary content is refused; each search backend gets the request it expects.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::Sandbox;

@@ -1,0 +1,23 @@
+//! Every end-to-end suite in one test binary: one link of corral and wasmtime instead of one
+//! per suite. Each suite is a module (`cargo test --test e2e agent::` runs one); they drive the
+//! real `corral` binary through `support`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::print_stdout, clippy::print_stderr)]
+
+mod support;
+
+mod agent;
+mod authoring;
+mod ci;
+mod cli;
+mod commands;
+mod confinement;
+mod context;
+mod examples;
+mod faults;
+mod grants;
+mod llm;
+mod session;
+mod skills;
+mod ssrf;
+mod trust;
+mod web;
