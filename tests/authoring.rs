@@ -155,7 +155,9 @@ fn add_validates_installs_and_refuses_clashes() {
     assert!(r.stdout.contains("  capabilities: "), "{}", r.stdout);
     assert!(r.stdout.contains(&format!("installed for this project: {}\n", dest.display())), "{}", r.stdout);
     assert_eq!(std::fs::read(&dest).unwrap(), bytes);
-    // It loads in a normal run, from the project's folder.
+    assert!(r.stdout.contains("`corral trust`"), "{}", r.stdout);
+    // It loads in a normal run, from the project's folder, once the workspace is trusted.
+    sb.trust();
     assert_eq!(sb.tool(&[], "ok", &serde_json::json!({})).ok().stdout, "fine\n");
     // Adding the same file again changes nothing.
     let r = sb.run(&["plugin", "add", &faulty.display().to_string()]).ok();
@@ -181,6 +183,12 @@ fn add_validates_installs_and_refuses_clashes() {
     assert_eq!(std::fs::read(&user_dest).unwrap(), bytes);
     let r = sb.run(&["plugin", "add", "--name", "Bad.Name", &faulty.display().to_string()]);
     assert!(r.stderr.contains("cannot use 'Bad.Name' as a plugin name"), "{}", r.stderr);
+    // A plugin that needs a grant installs, and says what to grant and how.
+    let needs = test_plugin("needs_http");
+    let r = sb.run(&["plugin", "add", "--user", &needs.display().to_string()]).ok();
+    assert!(r.stdout.contains("as your settings stand, it will not load yet"), "{}", r.stdout);
+    assert!(r.stdout.contains("--grant needs_http=http"), "{}", r.stdout);
+    assert!(!r.stdout.contains("all checks passed"), "{}", r.stdout);
 }
 
 #[test]

@@ -216,6 +216,7 @@ async fn add(global: &GlobalArgs, file: &Path, user: bool, name: Option<String>)
         sha256: None,
     });
     candidates.sort_by_key(|c| rank(c.origin));
+    let as_set = candidates.clone();
     let rules = base.load_rules().trusting(&name);
     let registry = Registry::load(&base.runtime, &base.session, candidates, &rules, &base.settings.limits)
         .await
@@ -241,6 +242,17 @@ async fn add(global: &GlobalArgs, file: &Path, user: bool, name: Option<String>)
         text.push_str(&format!(
             "note: plugins.disabled names '{name}', so it will not load until that entry is removed\n"
         ));
+    }
+    // As the person's settings stand (grants, network, commands), will it load?
+    let limits = &base.settings.limits;
+    if let Err(e) = Registry::load(&base.runtime, &base.session, as_set, &base.load_rules(), limits).await {
+        text.push_str(&format!("note: as your settings stand, it will not load yet:\n{e}\n"));
+    }
+    if !user {
+        text.push_str(
+            "note: a project's plugins load only in a workspace you trust; after reviewing .corral/, run \
+             `corral trust`\n",
+        );
     }
     text.push_str("Run `corral tools` to see its tools; delete the file to uninstall it.\n");
     Ok(super::commands::print(&text))

@@ -148,7 +148,11 @@ pub fn add_summary(i: &Inspection, name: &str, checked_in: Duration) -> String {
         "  host imports: {}\n",
         if host.is_empty() { "none".into() } else { host.join(", ") }
     ));
-    out.push_str(&format!("  checked:      {}; all checks passed in {}\n", load_word(i), ms(checked_in)));
+    out.push_str(&format!(
+        "  checked:      {}; a valid plugin whose tools describe well ({})\n",
+        load_word(i),
+        ms(checked_in)
+    ));
     for n in &i.notes {
         out.push_str(&format!("note: {n}\n"));
     }
