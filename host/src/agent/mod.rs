@@ -21,7 +21,7 @@ pub use outcome::{Outcome, Stats, TaskResult};
 use crate::capabilities::context::unfinished_items;
 use crate::context::recap::Checkpoints;
 use crate::context::snapshot::Streak;
-use crate::context::{Budget, Transcript, memory, schemas, tokens};
+use crate::context::{Budget, Transcript, memory, schemas, small, tokens};
 use crate::llm::{Client, FinishReason, Message, ToolDef, Usage};
 use prompt::StaticParts;
 use std::collections::BTreeSet;
@@ -46,6 +46,10 @@ pub struct AgentConfig {
     pub proactive_summaries: bool,
     /// Show all of MEMORY.md instead of a budgeted selection (`--memory-full`).
     pub memory_full: bool,
+    /// The person's cap on one tool result kept in the conversation, in bytes and lines
+    /// (`--max-output-kb`, `--max-output-lines`); small windows lower the byte cap further.
+    pub max_output_bytes: usize,
+    pub max_output_lines: u32,
 }
 
 /// One conversation with the model over the session's tools.
@@ -58,6 +62,8 @@ pub struct Agent<'a> {
     hidden: BTreeSet<String>,
     /// What the offered schemas cost.
     tool_cost: tokens::Count,
+    /// The smallest catalogue (terse core tools), sent when the offered one cannot fit.
+    small_defs: Vec<ToolDef>,
     /// Warnings from start-up for the person (the tool-schema budget).
     notes: Vec<String>,
     prompt: StaticParts,
@@ -115,7 +121,7 @@ impl<'a> Agent<'a> {
     pub fn new(
         llm: &'a Client,
         tools: Toolbox<'a>,
-        prompt: StaticParts,
+        mut prompt: StaticParts,
         cfg: AgentConfig,
         continue_note: Option<String>,
     ) -> Self {
@@ -138,9 +144,38 @@ impl<'a> Agent<'a> {
                 },
             })
             .collect();
-        let plan = schemas::plan(&costs, cfg.window);
-        let hidden: BTreeSet<String> = plan.left_out.iter().cloned().collect();
-        let defs: Vec<ToolDef> = tools.defs().into_iter().filter(|d| !hidden.contains(&d.name)).collect();
+        let budget = Budget::new(cfg.window, cfg.max_output_tokens);
+        let all = tools.defs();
+        let small_defs = small::compact(&all, 0);
+        let full_system = prompt.render("", &[], continue_note.as_deref());
+        let full_cost = u64::from(tokens::approx(&full_system)) + small::cost(&all);
+        let (plan, mut hidden) = match budget.budget_estimate() {
+            // A small window: the short prompt and the compact catalogue (terse mode).
+            Some(b) if full_cost as f64 > b as f64 * small::TERSE_SHARE => {
+                prompt.terse = true;
+                let offered = small::compact(&all, (b as f64 * small::COMPACT_SHARE) as u64);
+                let hidden: BTreeSet<String> =
+                    all.iter().filter(|d| !offered.iter().any(|o| o.name == d.name)).map(|d| d.name.clone()).collect();
+                let note = format!(
+                    "the {}-token context window is small: corral sends a short system prompt and a compact tool set \
+                     ({}); the other tools are left out",
+                    cfg.window.unwrap_or(0),
+                    offered.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
+                );
+                (schemas::Plan { left_out: Vec::new(), notes: vec![note] }, hidden)
+            }
+            _ => {
+                let plan = schemas::plan(&costs, cfg.window);
+                let hidden = plan.left_out.iter().cloned().collect();
+                (plan, hidden)
+            }
+        };
+        let defs: Vec<ToolDef> = if prompt.terse {
+            small::compact(&all, budget.budget_estimate().map_or(0, |b| (b as f64 * small::COMPACT_SHARE) as u64))
+        } else {
+            all.into_iter().filter(|d| !hidden.contains(&d.name)).collect()
+        };
+        hidden.retain(|n| !defs.iter().any(|d| &d.name == n));
         let tool_cost = schemas::cost(&defs);
         Agent {
             llm,
@@ -148,9 +183,10 @@ impl<'a> Agent<'a> {
             defs,
             hidden,
             tool_cost,
+            small_defs,
             notes: plan.notes,
             prompt,
-            budget: Budget::new(cfg.window, cfg.max_output_tokens),
+            budget,
             transcript: Transcript::new(llm.replays_reasoning()),
             cfg,
             checkpoints: Checkpoints::default(),
@@ -184,6 +220,14 @@ impl<'a> Agent<'a> {
     /// Warnings from start-up that the person should see.
     pub fn startup_notes(&self) -> &[String] {
         &self.notes
+    }
+
+    /// The start check: Err with what to do when the window cannot hold the system prompt, the
+    /// smallest tool set, a task and a useful reply, rather than a session without tools.
+    pub fn window_check(&self) -> Result<(), String> {
+        let (Some(w), Some(b)) = (self.budget.window(), self.budget.budget_estimate()) else { return Ok(()) };
+        let system = u64::from(tokens::approx(&self.system_prompt())) + u64::from(tokens::PER_MESSAGE);
+        small::check_fits(w, b, system, small::cost(&self.small_defs))
     }
 
     /// Forgets the conversation and everything kept beside it: todo list, thinking notes,

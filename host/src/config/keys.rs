@@ -146,6 +146,7 @@ pub static KEYS: &[KeyDef] = &[
     key("agent.audit_log", Kind::Str, Some(Plain("CORRAL_AUDIT_LOG"))),
     key("agent.proactive_summaries", Kind::Bool, None),
     key("agent.memory_full", Kind::Bool, None),
+    key("agent.max_output_lines", uint(10, 1_000_000), Some(Plain("CORRAL_MAX_OUTPUT_LINES"))),
     key("output.quiet", Kind::Bool, None),
     key("output.format", Kind::Choice(FORMATS), None),
     key("output.color", Kind::Choice(COLORS), Some(Presence("NO_COLOR", "never"))),

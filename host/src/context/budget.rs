@@ -3,8 +3,8 @@
 //! own counts (usage figures, overflow errors) teach about our estimates.
 //!
 //! The numbers, for a 16K window: reserve = min(max output, 4096, max(256, window/8)) = 2048;
-//! budget = 90% of the window - reserve = 12,697; the proactive pass compacts to 90% of that
-//! (11,427) so it does not fire again on the next turn. The 10% margins absorb the difference
+//! budget = 90% of the window - reserve = 12,697; compaction aims at 70% of that (8,887) so it
+//! does not fire again on the next turn. The 10% margins absorb the difference
 //! between our tokenizer and the model's; the learned ratio absorbs the rest.
 
 /// The smallest reply cap worth sending; below it the request counts as overflowing.
@@ -13,8 +13,9 @@ pub const MIN_REPLY_TOKENS: u64 = 16;
 pub const MAX_RESERVE: u64 = 4096;
 /// Share of the window the prompt and reserve may fill together.
 pub const WINDOW_SHARE: f64 = 0.90;
-/// Share of the budget the proactive pass compacts down to.
-pub const PROACTIVE_SHARE: f64 = 0.90;
+/// Share of the budget every compaction aims at: well below the trigger (the budget), so the
+/// next turns do not trigger it again at once (hysteresis).
+pub const PROACTIVE_SHARE: f64 = 0.70;
 /// Each reactive round aims below this share of the size the provider refused.
 pub const REACTIVE_SHARE: f64 = 0.85;
 /// Bounds of the learned provider/estimate ratio.
@@ -89,10 +90,10 @@ impl Budget {
     }
 
     /// What a reactive round compacts to after the provider refused `refused` estimated
-    /// tokens: below 85% of it, and never above the budget.
+    /// tokens: below 85% of it, and never above the proactive target.
     pub fn reactive_target(&self, refused: u64) -> u64 {
         let shrunk = (refused as f64 * REACTIVE_SHARE) as u64;
-        self.budget_estimate().map_or(shrunk, |b| shrunk.min(b))
+        self.proactive_target().map_or(shrunk, |b| shrunk.min(b))
     }
 
     /// The reply cap for a prompt of `estimate` tokens: the user's cap, lowered to what is
@@ -156,13 +157,14 @@ mod tests {
         let b = Budget::new(Some(16_384), 32_768);
         assert_eq!(b.reserve(), Some(2048));
         assert_eq!(b.prompt_budget(), Some(14_745 - 2048));
-        assert_eq!(b.proactive_target(), Some((12_697.0 * 0.9) as u64));
+        assert_eq!(b.proactive_target(), Some((12_697.0 * 0.7) as u64));
         assert!(b.over(12_698) && !b.over(12_697));
         assert_eq!(b.reply_cap(10_000), Some(6_384));
         assert_eq!(b.reply_cap(16_370), None, "fewer than 16 left");
         assert_eq!(b.recovery_cap(10_000), Some(2048));
-        assert_eq!(b.reactive_target(20_000), 12_697);
+        assert_eq!(b.reactive_target(20_000), 8_887);
         assert_eq!(b.reactive_target(10_000), 8_500);
+        assert_eq!(b.reactive_target(11_000), 8_887, "never above the hysteresis target");
     }
 
     #[test]
