@@ -64,6 +64,10 @@ pub struct Agent<'a> {
     tool_cost: tokens::Count,
     /// The smallest catalogue (terse core tools), sent when the offered one cannot fit.
     small_defs: Vec<ToolDef>,
+    /// Every tool of the session, and what the full prompt and built-in schemas cost (for
+    /// choosing terse mode when the window turns out small).
+    all_defs: Vec<ToolDef>,
+    builtin_cost: u64,
     /// Warnings from start-up for the person (the tool-schema budget).
     notes: Vec<String>,
     prompt: StaticParts,
@@ -121,7 +125,7 @@ impl<'a> Agent<'a> {
     pub fn new(
         llm: &'a Client,
         tools: Toolbox<'a>,
-        mut prompt: StaticParts,
+        prompt: StaticParts,
         cfg: AgentConfig,
         continue_note: Option<String>,
     ) -> Self {
@@ -147,43 +151,24 @@ impl<'a> Agent<'a> {
         let budget = Budget::new(cfg.window, cfg.max_output_tokens);
         let all = tools.defs();
         let small_defs = small::compact(&all, 0);
+        // Terse mode follows what corral itself needs (its built-in tools); large plugins are
+        // the schema budget's business (`schemas::plan`).
         let full_system = prompt.render("", &[], continue_note.as_deref());
-        let full_cost = u64::from(tokens::approx(&full_system)) + small::cost(&all);
-        let (plan, mut hidden) = match budget.budget_estimate() {
-            // A small window: the short prompt and the compact catalogue (terse mode).
-            Some(b) if full_cost as f64 > b as f64 * small::TERSE_SHARE => {
-                prompt.terse = true;
-                let offered = small::compact(&all, (b as f64 * small::COMPACT_SHARE) as u64);
-                let hidden: BTreeSet<String> =
-                    all.iter().filter(|d| !offered.iter().any(|o| o.name == d.name)).map(|d| d.name.clone()).collect();
-                let note = format!(
-                    "the {}-token context window is small: corral sends a short system prompt and a compact tool set \
-                     ({}); the other tools are left out",
-                    cfg.window.unwrap_or(0),
-                    offered.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
-                );
-                (schemas::Plan { left_out: Vec::new(), notes: vec![note] }, hidden)
-            }
-            _ => {
-                let plan = schemas::plan(&costs, cfg.window);
-                let hidden = plan.left_out.iter().cloned().collect();
-                (plan, hidden)
-            }
-        };
-        let defs: Vec<ToolDef> = if prompt.terse {
-            small::compact(&all, budget.budget_estimate().map_or(0, |b| (b as f64 * small::COMPACT_SHARE) as u64))
-        } else {
-            all.into_iter().filter(|d| !hidden.contains(&d.name)).collect()
-        };
-        hidden.retain(|n| !defs.iter().any(|d| &d.name == n));
+        let builtin: Vec<ToolDef> = costs.iter().filter(|c| c.builtin).map(|c| c.def.clone()).collect();
+        let builtin_cost = u64::from(tokens::approx(&full_system)) + small::cost(&builtin);
+        let plan = schemas::plan(&costs, cfg.window);
+        let hidden: BTreeSet<String> = plan.left_out.iter().cloned().collect();
+        let defs: Vec<ToolDef> = all.iter().filter(|d| !hidden.contains(&d.name)).cloned().collect();
         let tool_cost = schemas::cost(&defs);
-        Agent {
+        let mut agent = Agent {
             llm,
             tools,
             defs,
             hidden,
             tool_cost,
             small_defs,
+            all_defs: all,
+            builtin_cost,
             notes: plan.notes,
             prompt,
             budget,
@@ -202,7 +187,36 @@ impl<'a> Agent<'a> {
             last_reminder: None,
             interrupt: Interrupt::default(),
             totals: Stats::default(),
+        };
+        if let Some(note) = agent.go_terse_if_small() {
+            agent.notes.push(note);
         }
+        agent
+    }
+
+    /// Terse mode, when the window is small for corral's own prompt and tools: the short
+    /// system prompt and the compact catalogue from now on. Returns the note for the person
+    /// when it switched (at start, or when an overflow error revealed a smaller window).
+    fn go_terse_if_small(&mut self) -> Option<String> {
+        let b = self.budget.budget_estimate()?;
+        if self.prompt.terse || (self.builtin_cost as f64) <= b as f64 * small::TERSE_SHARE {
+            return None;
+        }
+        self.prompt.terse = true;
+        self.defs = small::compact(&self.all_defs, (b as f64 * small::COMPACT_SHARE) as u64);
+        self.hidden = self
+            .all_defs
+            .iter()
+            .filter(|d| !self.defs.iter().any(|o| o.name == d.name))
+            .map(|d| d.name.clone())
+            .collect();
+        self.tool_cost = schemas::cost(&self.defs);
+        Some(format!(
+            "the {}-token context window is small: corral sends a short system prompt and a compact tool set ({}); \
+             the other tools are left out",
+            self.budget.window().unwrap_or(0),
+            self.defs.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(", ")
+        ))
     }
 
     pub fn tools(&self) -> &Toolbox<'a> {

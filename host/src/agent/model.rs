@@ -127,11 +127,22 @@ impl Agent<'_> {
     /// asking the model for the recap; Err when the person interrupted.
     async fn compact_lossy(
         &mut self,
-        fixed: Fixed,
+        fixed: &mut Fixed,
+        rec: &mut Recovery,
         target: u64,
         stats: &mut Stats,
         obs: &mut dyn Observer,
     ) -> Result<Result<Report, crate::context::CompactError>, Stop> {
+        // When the catalogue alone takes half the target, the smallest one goes first, so
+        // the ladder does not cut the conversation to make room for schemas.
+        if !rec.small_tools
+            && self.small_defs.len() < self.defs.len()
+            && fixed.tools * 2 > target
+        {
+            rec.small_tools = true;
+            fixed.tools = small::cost(&self.small_defs);
+        }
+        let fixed = *fixed;
         let fallback = self.checkpoints.render();
         let mut summarizer = ModelSummarizer::new(self.llm, self.summary_span_chars());
         let interrupt = self.interrupt.clone();
@@ -158,7 +169,7 @@ impl Agent<'_> {
         obs: &mut dyn Observer,
     ) -> Result<Response, Stop> {
         self.settle_counts();
-        let system = self.system_prompt();
+        let mut system = self.system_prompt();
         let mut fixed = self.fixed(&system);
         let mut rec = Recovery::default();
         if let Some(target) =
@@ -177,7 +188,7 @@ impl Agent<'_> {
                 self.report(Compaction { kind: CompactionKind::Proactive, round: 0, report }, stats, obs);
             }
             if self.budget.over(self.estimate(fixed)) {
-                let report = match self.compact_lossy(fixed, target, stats, obs).await? {
+                let report = match self.compact_lossy(&mut fixed, &mut rec, target, stats, obs).await? {
                     Ok(r) => r,
                     Err(e) => return Err((Outcome::Error, Some(e.to_string()))),
                 };
@@ -201,6 +212,11 @@ impl Agent<'_> {
                         obs.model_refused(&message);
                         if let Some(l) = limit {
                             self.budget.learn_window(l);
+                            if let Some(note) = self.go_terse_if_small() {
+                                obs.notice(&note);
+                                system = self.system_prompt();
+                                fixed = self.fixed(&system);
+                            }
                         }
                         if let Some(n) = prompt_tokens_in_error(&message) {
                             self.budget.observe(estimate, n);
@@ -216,7 +232,7 @@ impl Agent<'_> {
                 return Err((Outcome::Error, Some(self.overflow_error(round - 1))));
             }
             let target = self.budget.reactive_target(refused);
-            let report = match self.compact_lossy(fixed, target, stats, obs).await? {
+            let report = match self.compact_lossy(&mut fixed, &mut rec, target, stats, obs).await? {
                 Ok(r) => r,
                 Err(e) => return Err((Outcome::Error, Some(e.to_string()))),
             };

@@ -9,6 +9,9 @@
 
 /// The smallest reply cap worth sending; below it the request counts as overflowing.
 pub const MIN_REPLY_TOKENS: u64 = 16;
+/// The smallest reply cap a request is sent with (enough for an edit call); a prompt that
+/// leaves less is compacted first.
+pub const USEFUL_REPLY_TOKENS: u64 = 256;
 /// The largest part of the window kept for the reply when the budget is computed.
 pub const MAX_RESERVE: u64 = 4096;
 /// Share of the window the prompt and reserve may fill together.
@@ -90,17 +93,22 @@ impl Budget {
     }
 
     /// What a reactive round compacts to after the provider refused `refused` estimated
-    /// tokens: below 85% of it, and never above the proactive target.
+    /// tokens: below 85% of it, and never above the budget.
     pub fn reactive_target(&self, refused: u64) -> u64 {
         let shrunk = (refused as f64 * REACTIVE_SHARE) as u64;
-        self.proactive_target().map_or(shrunk, |b| shrunk.min(b))
+        self.budget_estimate().map_or(shrunk, |b| shrunk.min(b))
     }
 
     /// The reply cap for a prompt of `estimate` tokens: the user's cap, lowered to what is
-    /// left of the window. None when fewer than [`MIN_REPLY_TOKENS`] are left.
+    /// left of 90% of the window. None when less than a useful reply is left
+    /// ([`USEFUL_REPLY_TOKENS`], or the user's cap when smaller).
     pub fn reply_cap(&self, estimate: u64) -> Option<u32> {
         let Some(w) = self.window else { return Some(self.max_output) };
-        let left = w.checked_sub(self.to_provider(estimate)).filter(|l| *l >= MIN_REPLY_TOKENS)?;
+        // The share of the window outside the 90% is left free: a server that counts more
+        // than we estimate still finds the prompt and the cap within its window.
+        let usable = (w as f64 * WINDOW_SHARE) as u64;
+        let useful = USEFUL_REPLY_TOKENS.min(u64::from(self.max_output)).max(MIN_REPLY_TOKENS);
+        let left = usable.checked_sub(self.to_provider(estimate)).filter(|l| *l >= useful)?;
         Some(u32::try_from(left.min(u64::from(self.max_output))).unwrap_or(self.max_output))
     }
 
@@ -159,12 +167,12 @@ mod tests {
         assert_eq!(b.prompt_budget(), Some(14_745 - 2048));
         assert_eq!(b.proactive_target(), Some((12_697.0 * 0.7) as u64));
         assert!(b.over(12_698) && !b.over(12_697));
-        assert_eq!(b.reply_cap(10_000), Some(6_384));
-        assert_eq!(b.reply_cap(16_370), None, "fewer than 16 left");
+        assert_eq!(b.reply_cap(10_000), Some(4_745), "the 10% margin stays free");
+        assert_eq!(b.reply_cap(14_745 - 256), Some(256));
+        assert_eq!(b.reply_cap(14_745 - 255), None, "less than a useful reply left");
         assert_eq!(b.recovery_cap(10_000), Some(2048));
-        assert_eq!(b.reactive_target(20_000), 8_887);
+        assert_eq!(b.reactive_target(20_000), 12_697);
         assert_eq!(b.reactive_target(10_000), 8_500);
-        assert_eq!(b.reactive_target(11_000), 8_887, "never above the hysteresis target");
     }
 
     #[test]
@@ -172,6 +180,8 @@ mod tests {
         let b = Budget::new(Some(4096), 100);
         assert_eq!(b.reserve(), Some(100));
         assert_eq!(b.reply_cap(1000), Some(100));
+        assert_eq!(b.reply_cap(3586), Some(100), "a cap below the useful size is the floor itself");
+        assert_eq!(b.reply_cap(3600), None);
         let u = Budget::new(None, 32_768);
         assert!(!u.over(1_000_000));
         assert_eq!(u.reply_cap(1_000_000), Some(32_768));

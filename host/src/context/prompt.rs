@@ -119,10 +119,11 @@ impl StaticParts {
     /// The compressed prompt the emergency floor keeps: the short role and rules, the roots,
     /// and the start of the durable sections (todo, notes, snapshot summaries).
     pub fn render_floor(&self, sections: &[(String, String)], max_chars: usize) -> String {
-        let mut p = format!("{TERSE}\n\n## Environment\n{}\n", self.roots);
+        let mut p = format!("{TERSE}\n");
         for (name, body) in sections {
             p.push_str(&format!("\n<{name}>\n{}\n</{name}>\n", body.trim_end()));
         }
+        p.push_str(&format!("\n## Environment\n{}\n", self.roots));
         match p.char_indices().nth(max_chars.max(TERSE.len())) {
             Some((at, _)) => p[..at].to_string(),
             None => p,
