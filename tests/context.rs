@@ -7,13 +7,14 @@
 //! with its own count, refuses what does not fit and answers a request without tools in text,
 //! at 4K, 8K and 16K (see support/small_window.rs).
 
-mod support;
 #[path = "support/small_window.rs"]
 mod small_window;
+mod support;
 
 use serde_json::{Value, json};
 use support::model_server::{
-    Captured, Flavor, ModelServer, OverflowServer, Reply, Step, has_tools, max_tokens, prompt_tokens, system_of,
+    Captured, Flavor, ModelServer, OverflowServer, Reply, Step, has_tools, max_tokens, prompt_tokens,
+    system_of,
 };
 use support::{Run, Sandbox};
 
@@ -105,7 +106,9 @@ fn recap_in(c: &Captured, prefix: &str) -> Option<String> {
     c.body["messages"].as_array().into_iter().flatten().filter(|m| m["role"] == "user").find_map(|m| {
         let text = match &m["content"] {
             Value::String(s) => s.clone(),
-            Value::Array(blocks) => blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"),
+            Value::Array(blocks) => {
+                blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n")
+            }
             _ => String::new(),
         };
         text.find(prefix).map(|at| text[at..].to_string())
@@ -289,7 +292,10 @@ fn snapshot_restore_collapses_the_scope_in_the_next_request() {
         let after = &reqs[5];
         assert!(messages(before).contains("f1 line 29"), "the read was there before the restore");
         assert!(!messages(after).contains("f1 line 29"), "and is gone after it: {}", messages(after));
-        assert!(assistant_texts(after).iter().all(|t| !t.contains("[snapshot:")), "recaps are not the model's words");
+        assert!(
+            assistant_texts(after).iter().all(|t| !t.contains("[snapshot:")),
+            "recaps are not the model's words"
+        );
         let recap = recap_in(after, "[snapshot: find the greeting]").expect("a recap");
         assert!(
             recap.starts_with(&format!(
@@ -535,7 +541,7 @@ fn oversized_plugin_schemas_are_left_out_with_a_warning() {
 /// most 1.5 model calls per agent turn. Returns the run's result line.
 fn small_window_task(window: u64) -> Value {
     let sb = Sandbox::new();
-    small_window::files(&sb);
+    small_window::files(&sb.ws);
     let server = start(Flavor::OpenAi, small_window::script(), small_window::summaries(20));
     server.enforce_window(window);
     let w = window.to_string();
@@ -544,7 +550,11 @@ fn small_window_task(window: u64) -> Value {
     let w = window;
     assert_eq!(run.code, 0, "{w}: {}", fail(&run));
     let config = std::fs::read_to_string(sb.ws.join("config.toml")).unwrap();
-    assert!(config.contains("retries = 5") && !config.contains("retries = 1"), "{w}: no edit:\n{config}\n{}", fail(&run));
+    assert!(
+        config.contains("retries = 5") && !config.contains("retries = 1"),
+        "{w}: no edit:\n{config}\n{}",
+        fail(&run)
+    );
     assert_eq!(server.remaining(), 0, "{w}: the whole script ran");
     let (main, summaries) = (server.requests(), server.summary_requests());
     for (i, c) in main.iter().chain(&summaries).enumerate() {
@@ -593,7 +603,7 @@ fn the_task_finishes_at_a_16k_window_with_tools_on_every_turn() {
 #[test]
 fn a_4k_window_gets_the_short_prompt_and_compact_tools_and_reads_are_paged() {
     let sb = Sandbox::new();
-    small_window::files(&sb);
+    small_window::files(&sb.ws);
     let server = start(Flavor::OpenAi, small_window::script(), small_window::summaries(20));
     server.enforce_window(4096);
     let run = corral(&sb, &server, Flavor::OpenAi, &[], small_window::TASK);
@@ -601,7 +611,10 @@ fn a_4k_window_gets_the_short_prompt_and_compact_tools_and_reads_are_paged() {
     assert!(run.stderr.contains("compact tool set"), "{}", run.stderr);
     let reqs = server.requests();
     let names = tool_names(&reqs[0]);
-    assert!(names.contains(&"read_file".to_string()) && names.contains(&"edit_file".to_string()), "{names:?}");
+    assert!(
+        names.contains(&"read_file".to_string()) && names.contains(&"edit_file".to_string()),
+        "{names:?}"
+    );
     assert!(!names.contains(&"fetch_url".to_string()) && names.len() <= 9, "{names:?}");
     assert!(!system_of(&reqs[0].body).contains("## Tools"), "no catalogue beside the schemas");
     let log = &tool_results(&reqs[1])[0];
@@ -638,7 +651,8 @@ fn long_command_output_is_saved_with_a_pointer_scaled_to_the_window() {
     let sb = Sandbox::new();
     let big: String = (0..3000).map(|i| format!("grep hit {i}: needle in the haystack\n")).collect();
     std::fs::write(sb.ws.join("hay.txt"), &big).unwrap();
-    let server = start(Flavor::OpenAi, vec![tool("grep", json!({"pattern": "needle"})), text("done")], Vec::new());
+    let server =
+        start(Flavor::OpenAi, vec![tool("grep", json!({"pattern": "needle"})), text("done")], Vec::new());
     server.enforce_window(8192);
     let run = corral(&sb, &server, Flavor::OpenAi, &[], "find the needles");
     assert_eq!(run.code, 0, "{}", fail(&run));

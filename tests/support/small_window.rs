@@ -2,9 +2,9 @@
 //! grep it, read notes, read and edit a config, answer) and the strict chat template that
 //! local model servers render requests with.
 
-use crate::support::Sandbox;
 use crate::support::model_server::{Reply, Step};
 use serde_json::{Value, json};
+use std::path::Path;
 
 /// The agent turns of the task: ten tool calls and the answer.
 pub const TASK_TURNS: usize = 11;
@@ -14,24 +14,38 @@ pub const TASK: &str = "The service in app.log keeps failing to reach its databa
 and notes.md, then fix config.toml.";
 
 /// The final answer of the script.
-pub const ANSWER: &str = "Raised db.retries from 1 to 5 in config.toml: the log shows the retry budget running out.";
+pub const ANSWER: &str =
+    "Raised db.retries from 1 to 5 in config.toml: the log shows the retry budget running out.";
 
-/// Writes the task's files: a 30 KB log with a few errors, notes and a config.
-pub fn files(sb: &Sandbox) {
+/// Writes the task's files into the workspace `ws`: a 30 KB log with a few errors, notes
+/// and a config.
+pub fn files(ws: &Path) {
     let mut log = String::new();
     let mut i = 0;
     while log.len() < 30 * 1024 {
         i += 1;
         if i % 97 == 0 {
-            log.push_str(&format!("2026-11-23T10:{:02}:{:02} ERROR db: retry budget exhausted after 1 attempt\n", i / 60 % 60, i % 60));
+            log.push_str(&format!(
+                "2026-11-23T10:{:02}:{:02} ERROR db: retry budget exhausted after 1 attempt\n",
+                i / 60 % 60,
+                i % 60
+            ));
         } else {
-            log.push_str(&format!("2026-11-23T10:{:02}:{:02} INFO request {i} served in {} ms\n", i / 60 % 60, i % 60, i % 40 + 3));
+            log.push_str(&format!(
+                "2026-11-23T10:{:02}:{:02} INFO request {i} served in {} ms\n",
+                i / 60 % 60,
+                i % 60,
+                i % 40 + 3
+            ));
         }
     }
-    std::fs::write(sb.ws.join("app.log"), log).unwrap();
-    let notes: String = (1..=30).map(|n| format!("- note {n}: the database fails over now and then; callers must retry\n")).collect();
-    std::fs::write(sb.ws.join("notes.md"), notes).unwrap();
-    std::fs::write(sb.ws.join("config.toml"), "[db]\nhost = \"db.internal\"\nretries = 1\ntimeout_ms = 500\n").unwrap();
+    std::fs::write(ws.join("app.log"), log).unwrap();
+    let notes: String = (1..=30)
+        .map(|n| format!("- note {n}: the database fails over now and then; callers must retry\n"))
+        .collect();
+    std::fs::write(ws.join("notes.md"), notes).unwrap();
+    std::fs::write(ws.join("config.toml"), "[db]\nhost = \"db.internal\"\nretries = 1\ntimeout_ms = 500\n")
+        .unwrap();
 }
 
 fn tool(name: &str, args: Value) -> Step {
@@ -50,14 +64,23 @@ pub fn script() -> Vec<Step> {
         tool("read_file", json!({"file_path": "notes.md"})),
         tool("read_file", json!({"file_path": "config.toml"})),
         tool("read_file", json!({"file_path": "app.log", "offset": 570, "limit": 20})),
-        tool("edit_file", json!({"file_path": "config.toml", "old_string": "retries = 1", "new_string": "retries = 5"})),
+        tool(
+            "edit_file",
+            json!({"file_path": "config.toml", "old_string": "retries = 1", "new_string": "retries = 5"}),
+        ),
         Step::Reply(Reply::text(ANSWER)),
     ]
 }
 
 /// Answers for summary requests.
 pub fn summaries(n: usize) -> Vec<Step> {
-    (0..n).map(|_| Step::Reply(Reply::text("- read app.log: db retry budget exhausted; notes say callers must retry"))).collect()
+    (0..n)
+        .map(|_| {
+            Step::Reply(Reply::text(
+                "- read app.log: db retry budget exhausted; notes say callers must retry",
+            ))
+        })
+        .collect()
 }
 
 /// A strict chat template, written for these tests: it enforces the rule of the templates

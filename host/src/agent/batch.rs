@@ -84,7 +84,12 @@ impl Agent<'_> {
         }
         obs.tool_done(call, &outcome);
         let content = self.fit_result(&call.name, outcome.content, obs);
-        let msg = Message::Tool { call_id: call.id.clone(), name: call.name.clone(), content, is_error: outcome.is_error };
+        let msg = Message::Tool {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content,
+            is_error: outcome.is_error,
+        };
         self.transcript.push_tool(msg, changes);
     }
 
@@ -96,7 +101,8 @@ impl Agent<'_> {
         match small::cut_result(tool, &content, max_bytes, max_lines) {
             small::Cut::Whole => content,
             small::Cut::Paged(p) => p,
-            small::Cut::Preview(p) => match clean::spill(&self.tools.session.roots.workspace().dir, &content) {
+            small::Cut::Preview(p) => match clean::spill(&self.tools.session.roots.workspace().dir, &content)
+            {
                 Ok(path) => small::with_pointer(&p, &path, content.len()),
                 Err(e) => {
                     obs.notice(&format!("cannot save a long {tool} result under .corral/: {e}"));

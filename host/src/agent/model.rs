@@ -120,7 +120,9 @@ impl Agent<'_> {
     pub(super) fn summary_span_chars(&self) -> usize {
         let Some(b) = self.budget.budget_estimate() else { return recap::SPAN_MAX_CHARS };
         let room = b.saturating_sub(u64::from(recap::SUMMARY_MAX_TOKENS) + 300);
-        usize::try_from(room * small::CHARS_PER_TOKEN).unwrap_or(usize::MAX).clamp(1000, recap::SPAN_MAX_CHARS)
+        usize::try_from(room * small::CHARS_PER_TOKEN)
+            .unwrap_or(usize::MAX)
+            .clamp(1000, recap::SPAN_MAX_CHARS)
     }
 
     /// Compacts with the ladder's lossy rungs too (never dropping the tools) down to `target`,
@@ -135,10 +137,7 @@ impl Agent<'_> {
     ) -> Result<Result<Report, crate::context::CompactError>, Stop> {
         // When the catalogue alone takes half the target, the smallest one goes first, so
         // the ladder does not cut the conversation to make room for schemas.
-        if !rec.small_tools
-            && self.small_defs.len() < self.defs.len()
-            && fixed.tools * 2 > target
-        {
+        if !rec.small_tools && self.small_defs.len() < self.defs.len() && fixed.tools * 2 > target {
             rec.small_tools = true;
             fixed.tools = small::cost(&self.small_defs);
         }

@@ -323,6 +323,8 @@ mod tests {
             "64",
             "--max-output-kb",
             "9",
+            "--max-output-lines",
+            "300",
             "--network",
             "on",
             "--grant",

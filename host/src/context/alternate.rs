@@ -17,7 +17,9 @@ pub fn strict(entries: &[Entry]) -> Vec<Message> {
     let mut last_user: Option<bool> = None;
     for e in entries {
         let msg = match (&e.msg, e.recap) {
-            (Message::Assistant { text, .. }, Some(_)) => Message::User { text: text.clone(), synthetic: true },
+            (Message::Assistant { text, .. }, Some(_)) => {
+                Message::User { text: text.clone(), synthetic: true }
+            }
             (m, _) => m.clone(),
         };
         match msg {

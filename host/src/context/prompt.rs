@@ -257,7 +257,8 @@ mod tests {
 
     #[test]
     fn terse_and_floor_prompts_are_short_and_keep_the_durable_sections() {
-        let full = StaticParts { role: ROLE.into(), catalogue: "- read_file: Reads.".into(), ..Default::default() };
+        let full =
+            StaticParts { role: ROLE.into(), catalogue: "- read_file: Reads.".into(), ..Default::default() };
         let terse = StaticParts { terse: true, ..full.clone() };
         let sections = [("todo".to_string(), "- [ ] fix parser".to_string())];
         let (f, t) = (full.render("d", &sections, None), terse.render("d", &sections, None));
@@ -265,7 +266,11 @@ mod tests {
         assert!(!t.contains("## Tools") && t.contains("fix parser") && t.starts_with("You are corral"));
         let floor = full.render_floor(&sections, 10_000);
         assert!(floor.starts_with(TERSE) && floor.contains("<todo>\n- [ ] fix parser"), "{floor}");
-        assert_eq!(full.render_floor(&sections, 5).chars().count(), TERSE.len(), "never below the short rules");
+        assert_eq!(
+            full.render_floor(&sections, 5).chars().count(),
+            TERSE.len(),
+            "never below the short rules"
+        );
     }
 
     #[test]

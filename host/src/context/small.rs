@@ -11,8 +11,17 @@ use crate::llm::ToolDef;
 use serde_json::Value;
 
 /// The core tools, most needed first; the compact catalogue takes them in this order.
-pub const CORE_TOOLS: [&str; 9] =
-    ["read_file", "edit_file", "grep", "write_file", "list_files", "run_command", "snapshot", "todo", "think"];
+pub const CORE_TOOLS: [&str; 9] = [
+    "read_file",
+    "edit_file",
+    "grep",
+    "write_file",
+    "list_files",
+    "run_command",
+    "snapshot",
+    "todo",
+    "think",
+];
 /// The fewest core tools a session can work with (read, change, find).
 pub const MIN_CORE: usize = 3;
 /// Terse mode when the full catalogue and prompt exceed this share of the budget.
@@ -56,7 +65,9 @@ fn strip_descriptions(v: &Value) -> Value {
 
 fn strip_props(v: &Value) -> Value {
     match v {
-        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), strip_descriptions(v))).collect()),
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, v)| (k.clone(), strip_descriptions(v))).collect())
+        }
         other => strip_descriptions(other),
     }
 }
@@ -143,7 +154,10 @@ pub fn cut_result(tool: &str, content: &str, max_bytes: usize, max_lines: usize)
                 l + 1,
                 (max_lines as u64).min(l.max(10))
             ),
-            None => format!("[output cut at {} bytes to fit the context window; read a smaller part with offset and limit]", kept.len()),
+            None => format!(
+                "[output cut at {} bytes to fit the context window; read a smaller part with offset and limit]",
+                kept.len()
+            ),
         };
         Cut::Paged(format!("{kept}{hint}"))
     } else {
@@ -203,10 +217,11 @@ mod tests {
 
     #[test]
     fn the_compact_catalogue_takes_core_tools_in_order_within_its_share() {
-        let all: Vec<ToolDef> = ["think", "fetch_url", "grep", "edit_file", "read_file", "todo", "write_file"]
-            .iter()
-            .map(|n| def(n))
-            .collect();
+        let all: Vec<ToolDef> =
+            ["think", "fetch_url", "grep", "edit_file", "read_file", "todo", "write_file"]
+                .iter()
+                .map(|n| def(n))
+                .collect();
         let names = |v: &[ToolDef]| v.iter().map(|d| d.name.clone()).collect::<Vec<_>>();
         let roomy = compact(&all, 10_000);
         assert_eq!(names(&roomy), ["read_file", "edit_file", "grep", "write_file", "todo", "think"]);
@@ -235,7 +250,11 @@ mod tests {
         let out = "x\n".repeat(5000);
         let Cut::Preview(v) = cut_result("run_command", &out, 1000, 2000) else { panic!("not previewed") };
         let full = with_pointer(&v, ".corral/cmd_output_ab.txt", out.len());
-        assert!(full.len() <= 1000 && full.contains(".corral/cmd_output_ab.txt") && full.contains("of 10000 bytes"));
+        assert!(
+            full.len() <= 1000
+                && full.contains(".corral/cmd_output_ab.txt")
+                && full.contains("of 10000 bytes")
+        );
         assert_eq!(cut_result("grep", "short", 1000, 10), Cut::Whole);
     }
 
