@@ -1,6 +1,9 @@
 //! The small-window task for tests/context.rs: a realistic piece of work (read a 30 KB log,
 //! grep it, read notes, read and edit a config, answer) and the strict chat template that
-//! local model servers render requests with.
+//! local model servers render requests with. Shared by tests/context.rs and the `windows`
+//! bench section, which uses only part of it.
+
+#![allow(dead_code)]
 
 use crate::support::model_server::{Reply, Step};
 use serde_json::{Value, json};
