@@ -100,7 +100,8 @@ impl Budget {
     }
 
     /// The reply cap for a prompt of `estimate` tokens: the user's cap, lowered to what is
-    /// left of 90% of the window. None when less than a useful reply is left
+    /// left of 90% of the window, and to half of that when half is more than the reserve.
+    /// None when less than a useful reply is left
     /// ([`USEFUL_REPLY_TOKENS`], or the user's cap when smaller).
     pub fn reply_cap(&self, estimate: u64) -> Option<u32> {
         let Some(w) = self.window else { return Some(self.max_output) };
@@ -109,7 +110,11 @@ impl Budget {
         let usable = (w as f64 * WINDOW_SHARE) as u64;
         let useful = USEFUL_REPLY_TOKENS.min(u64::from(self.max_output)).max(MIN_REPLY_TOKENS);
         let left = usable.checked_sub(self.to_provider(estimate)).filter(|l| *l >= useful)?;
-        Some(u32::try_from(left.min(u64::from(self.max_output))).unwrap_or(self.max_output))
+        // Half of what is left, or the reserve when more: a larger cap would only make a
+        // server that counts the prompt higher than we do refuse the request.
+        let reserve = self.reserve().unwrap_or(left);
+        let cap = left.min((left / 2).max(reserve)).min(u64::from(self.max_output));
+        Some(u32::try_from(cap).unwrap_or(self.max_output))
     }
 
     /// The reply cap while recovering from an overflow: at most the reserve, so the prompt's
@@ -167,7 +172,9 @@ mod tests {
         assert_eq!(b.prompt_budget(), Some(14_745 - 2048));
         assert_eq!(b.proactive_target(), Some((12_697.0 * 0.7) as u64));
         assert!(b.over(12_698) && !b.over(12_697));
-        assert_eq!(b.reply_cap(10_000), Some(4_745), "the 10% margin stays free");
+        assert_eq!(b.reply_cap(10_000), Some(2_372), "half of what is left in 90% of the window");
+        assert_eq!(b.reply_cap(12_000), Some(2_048), "never below the reserve while it fits");
+        assert_eq!(b.reply_cap(13_000), Some(1_745));
         assert_eq!(b.reply_cap(14_745 - 256), Some(256));
         assert_eq!(b.reply_cap(14_745 - 255), None, "less than a useful reply left");
         assert_eq!(b.recovery_cap(10_000), Some(2048));
