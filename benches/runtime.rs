@@ -1,5 +1,5 @@
 //! Runtime benchmarks: `cargo bench --bench runtime [-- SECTION...]`, where a SECTION is
-//! `inproc`, `tools`, `read`, `grep`, `agent`, `skills`, `context` (default: these seven) or `examples`. Prints a markdown table of the
+//! `inproc`, `tools`, `read`, `grep`, `agent`, `skills`, `context`, `windows` (default: these eight) or `examples`. Prints a markdown table of the
 //! median, p90, min and max of repeated runs; BENCHMARKS.md has the figures and their reading.
 //!
 //! Cargo builds the release `corral` binary before it runs a bench (CARGO_BIN_EXE_corral);
@@ -24,12 +24,17 @@ mod inproc;
 mod report;
 #[path = "runtime/skills.rs"]
 mod skills;
+#[path = "../tests/support/small_window.rs"]
+mod small_window;
 #[path = "../tests/support/mod.rs"]
 mod support;
+#[path = "runtime/windows.rs"]
+mod windows;
 
 use std::process::ExitCode;
 
-const SECTIONS: [&str; 8] = ["inproc", "tools", "read", "grep", "agent", "skills", "context", "examples"];
+const SECTIONS: [&str; 9] =
+    ["inproc", "tools", "read", "grep", "agent", "skills", "context", "windows", "examples"];
 
 fn main() -> ExitCode {
     // cargo passes `--bench`; other arguments choose sections.
@@ -71,6 +76,14 @@ fn main() -> ExitCode {
                     rows
                 });
                 table.add("agent", agent);
+            }
+            if wanted("windows") {
+                eprintln!("the small-window task at 4K, 8K and 16K...");
+                let rows = windows::rows(&c).map(|(rows, notes)| {
+                    table.notes.extend(notes);
+                    rows
+                });
+                table.add("windows", rows);
             }
         }
     }

@@ -319,7 +319,7 @@ fn summary_calls_made_by_compaction_are_audited_and_counted() {
     let sb = Sandbox::new();
     for i in 0..12 {
         let body: String =
-            (0..25).map(|l| format!("f{i} line {l}: the quick brown fox jumps over it\n")).collect();
+            (0..160).map(|l| format!("f{i} line {l}: the quick brown fox jumps over it\n")).collect();
         std::fs::write(sb.ws.join(format!("f{i}.txt")), body).unwrap();
     }
     let read = |i: usize| {

@@ -146,7 +146,30 @@ struct State {
     requests: Vec<Captured>,
     summary_requests: Vec<Captured>,
     window: Option<u64>,
+    /// The window the server enforces, when set (see [`ModelServer::enforce_window`]).
+    enforce: Option<u64>,
 }
+
+/// What a request costs on a window-enforcing server: a quarter of the characters of its
+/// system prompt, messages and tool schemas as JSON (deliberately not corral's tokenizer).
+pub fn prompt_tokens(body: &Value) -> u64 {
+    let part = |k: &str| body.get(k).map_or(0, |v| v.to_string().len());
+    ((part("system") + part("messages") + part("tools")) / 4) as u64
+}
+
+/// The reply cap a request asked for.
+pub fn max_tokens(body: &Value) -> u64 {
+    body["max_tokens"].as_u64().or_else(|| body["max_completion_tokens"].as_u64()).unwrap_or(0)
+}
+
+/// Whether a request offered tools.
+pub fn has_tools(body: &Value) -> bool {
+    body["tools"].as_array().is_some_and(|t| !t.is_empty())
+}
+
+/// What a window-enforcing server answers to a request without tools: text, as a real model
+/// does when it has no tools to call.
+pub const TOOLLESS_REPLY: &str = "I cannot use any tools in this turn, so here is my answer in words.";
 
 /// The system prompt of a request body in either wire format.
 pub fn system_of(body: &Value) -> String {
@@ -222,6 +245,16 @@ impl ModelServer {
         self.state().summaries = Some(steps.into());
     }
 
+    /// Enforces a context window of `n` tokens as real servers do, counting with
+    /// [`prompt_tokens`]: a request whose prompt and reply cap exceed it gets vLLM's overflow
+    /// error (the script is not consumed); a main request without tools is answered in text
+    /// ([`TOOLLESS_REPLY`]); usage figures report that count.
+    pub fn enforce_window(&self, n: u64) {
+        let mut st = self.state();
+        st.enforce = Some(n);
+        st.window = Some(n);
+    }
+
     /// The summary requests received so far, in order.
     pub fn summary_requests(&self) -> Vec<Captured> {
         self.state().summary_requests.clone()
@@ -277,6 +310,26 @@ fn serve(shared: &Shared, mut conn: TcpStream) -> std::io::Result<()> {
         let sys = system_of(&req.body);
         SUMMARY_SYSTEM_PREFIXES.iter().any(|p| sys.starts_with(p))
     };
+    let enforce = shared.state.lock().unwrap_or_else(|p| p.into_inner()).enforce;
+    if let Some(window) = enforce {
+        let prompt = prompt_tokens(&req.body);
+        let over = prompt + max_tokens(&req.body) > window;
+        if over || (!is_summary && !has_tools(&req.body)) {
+            let mut st = shared.state.lock().unwrap_or_else(|p| p.into_inner());
+            if is_summary {
+                st.summary_requests.push(req.clone());
+            } else {
+                st.requests.push(req.clone());
+            }
+            drop(st);
+            let step = if over {
+                Step::OverflowAs { server: OverflowServer::Vllm, limit: window, prompt }
+            } else {
+                Step::Reply(Reply::text(TOOLLESS_REPLY))
+            };
+            return run(shared, &mut conn, &req, step);
+        }
+    }
     let routed = {
         let mut st = shared.state.lock().unwrap_or_else(|p| p.into_inner());
         if is_summary && let Some(q) = st.summaries.as_mut() {
@@ -313,7 +366,9 @@ fn run(shared: &Shared, conn: &mut TcpStream, req: &Captured, step: Step) -> std
     let stream = req.body["stream"] == true;
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
     let model = req.body["model"].as_str().unwrap_or("test-model").to_string();
-    let prompt_tokens = (req.body.to_string().len() / 4) as u64;
+    let enforced = shared.state.lock().unwrap_or_else(|p| p.into_inner()).enforce.is_some();
+    let prompt_tokens =
+        if enforced { prompt_tokens(&req.body) } else { (req.body.to_string().len() / 4) as u64 };
     let wire = Wire { flavor: shared.flavor, id, model, prompt_tokens };
     match step {
         Step::Reply(r) if stream => {

@@ -3,7 +3,8 @@
 //! applied, and the read-only streak counted for the snapshot nudge.
 
 use super::{Agent, CallOutcome, Observer, Outcome, Stats, TODO_REMINDER_AFTER, Toolbox};
-use crate::context::snapshot;
+use crate::capabilities::process::clean;
+use crate::context::{small, snapshot};
 use crate::llm::{Message, Response, ToolCall};
 use std::collections::BTreeSet;
 
@@ -82,13 +83,33 @@ impl Agent<'_> {
             stats.tool_errors += 1;
         }
         obs.tool_done(call, &outcome);
+        let content = self.fit_result(&call.name, outcome.content, obs);
         let msg = Message::Tool {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            content: outcome.content,
+            content,
             is_error: outcome.is_error,
         };
         self.transcript.push_tool(msg, changes);
+    }
+
+    /// A result cut to the window's share for one result (and the person's line cap): a read
+    /// keeps a paging hint; anything else is saved whole under `.corral/` with a pointer.
+    fn fit_result(&self, tool: &str, content: String, obs: &mut dyn Observer) -> String {
+        let max_bytes = small::result_cap(self.budget.budget_estimate(), self.cfg.max_output_bytes);
+        let max_lines = usize::try_from(self.cfg.max_output_lines).unwrap_or(usize::MAX);
+        match small::cut_result(tool, &content, max_bytes, max_lines) {
+            small::Cut::Whole => content,
+            small::Cut::Paged(p) => p,
+            small::Cut::Preview(p) => match clean::spill(&self.tools.session.roots.workspace().dir, &content)
+            {
+                Ok(path) => small::with_pointer(&p, &path, content.len()),
+                Err(e) => {
+                    obs.notice(&format!("cannot save a long {tool} result under .corral/: {e}"));
+                    format!("{p}[output cut to fit the context window; the rest could not be saved]")
+                }
+            },
+        }
     }
 
     /// Records the reply and runs its calls in order. Err when the person interrupted (the

@@ -90,7 +90,7 @@ impl Agent<'_> {
             return Err("nothing to collapse since the checkpoint or the last message".into());
         }
         let span = recap::render_range(&self.transcript, start, end);
-        let mut s = super::model::ModelSummarizer::new(self.llm);
+        let mut s = super::model::ModelSummarizer::new(self.llm, self.summary_span_chars());
         let summary = {
             use crate::context::Summarizer;
             s.summarize(span).await

@@ -10,6 +10,7 @@ pub mod observer;
 mod outcome;
 pub mod schema;
 pub mod use_skill;
+mod window;
 
 /// The system prompt and continue-here notes moved to `context`; kept here for old paths.
 pub use crate::context::{prompt, resume};
@@ -21,7 +22,7 @@ pub use outcome::{Outcome, Stats, TaskResult};
 use crate::capabilities::context::unfinished_items;
 use crate::context::recap::Checkpoints;
 use crate::context::snapshot::Streak;
-use crate::context::{Budget, Transcript, memory, schemas, tokens};
+use crate::context::{Budget, Transcript, memory, schemas, small, tokens};
 use crate::llm::{Client, FinishReason, Message, ToolDef, Usage};
 use prompt::StaticParts;
 use std::collections::BTreeSet;
@@ -46,6 +47,10 @@ pub struct AgentConfig {
     pub proactive_summaries: bool,
     /// Show all of MEMORY.md instead of a budgeted selection (`--memory-full`).
     pub memory_full: bool,
+    /// The person's cap on one tool result kept in the conversation, in bytes and lines
+    /// (`--max-output-kb`, `--max-output-lines`); small windows lower the byte cap further.
+    pub max_output_bytes: usize,
+    pub max_output_lines: u32,
 }
 
 /// One conversation with the model over the session's tools.
@@ -58,6 +63,12 @@ pub struct Agent<'a> {
     hidden: BTreeSet<String>,
     /// What the offered schemas cost.
     tool_cost: tokens::Count,
+    /// The smallest catalogue (terse core tools), sent when the offered one cannot fit.
+    small_defs: Vec<ToolDef>,
+    /// Every tool of the session, and what the full prompt and built-in schemas cost (for
+    /// choosing terse mode when the window turns out small).
+    all_defs: Vec<ToolDef>,
+    builtin_cost: u64,
     /// Warnings from start-up for the person (the tool-schema budget).
     notes: Vec<String>,
     prompt: StaticParts,
@@ -141,19 +152,30 @@ impl<'a> Agent<'a> {
                 },
             })
             .collect();
+        let budget = Budget::new(cfg.window, cfg.max_output_tokens);
+        let all = tools.defs();
+        let small_defs = small::compact(&all, 0);
+        // Terse mode follows what corral itself needs (its built-in tools); large plugins are
+        // the schema budget's business (`schemas::plan`).
+        let full_system = prompt.render("", &[], continue_note.as_deref());
+        let builtin: Vec<ToolDef> = costs.iter().filter(|c| c.builtin).map(|c| c.def.clone()).collect();
+        let builtin_cost = u64::from(tokens::approx(&full_system)) + small::cost(&builtin);
         let plan = schemas::plan(&costs, cfg.window);
         let hidden: BTreeSet<String> = plan.left_out.iter().cloned().collect();
-        let defs: Vec<ToolDef> = tools.defs().into_iter().filter(|d| !hidden.contains(&d.name)).collect();
+        let defs: Vec<ToolDef> = all.iter().filter(|d| !hidden.contains(&d.name)).cloned().collect();
         let tool_cost = schemas::cost(&defs);
-        Agent {
+        let mut agent = Agent {
             llm,
             tools,
             defs,
             hidden,
             tool_cost,
+            small_defs,
+            all_defs: all,
+            builtin_cost,
             notes: plan.notes,
             prompt,
-            budget: Budget::new(cfg.window, cfg.max_output_tokens),
+            budget,
             transcript: Transcript::new(llm.replays_reasoning()),
             cfg,
             checkpoints: Checkpoints::default(),
@@ -170,7 +192,11 @@ impl<'a> Agent<'a> {
             last_reminder: None,
             interrupt: Interrupt::default(),
             totals: Stats::default(),
+        };
+        if let Some(note) = agent.go_terse_if_small() {
+            agent.notes.push(note);
         }
+        agent
     }
 
     pub fn tools(&self) -> &Toolbox<'a> {

@@ -6,7 +6,7 @@
 use super::{Agent, Compaction, CompactionKind, Observer, Outcome, Stats, Stop, SummaryCall};
 use crate::context::budget::prompt_tokens_in_error;
 use crate::context::compact::{Aids, Fixed, NoSummaries, Report, Rung, Summarizer, compact_to_budget};
-use crate::context::{recap, snapshot, tokens};
+use crate::context::{recap, small, snapshot, tokens};
 use crate::llm::{Client, LlmError, Message, Request, Response};
 use std::time::Instant;
 
@@ -19,13 +19,15 @@ const RECOUNT_MIN: u32 = 64;
 pub(super) struct ModelSummarizer<'c> {
     pub llm: &'c Client,
     pub system: &'static str,
+    /// The most characters of the span sent, so the request fits the window.
+    pub max_span: usize,
     /// The summary calls made, for the statistics and the observers (see [`record`]).
     pub calls: Vec<SummaryCall>,
 }
 
 impl<'c> ModelSummarizer<'c> {
-    pub fn new(llm: &'c Client) -> Self {
-        ModelSummarizer { llm, system: recap::SUMMARY_SYSTEM, calls: Vec::new() }
+    pub fn new(llm: &'c Client, max_span: usize) -> Self {
+        ModelSummarizer { llm, system: recap::SUMMARY_SYSTEM, max_span, calls: Vec::new() }
     }
 
     /// Counts the calls made in `stats` (calls and tokens) and reports each to `obs`.
@@ -45,7 +47,7 @@ impl Summarizer for ModelSummarizer<'_> {
         let started = Instant::now();
         let req = Request {
             system: self.system.to_string(),
-            messages: vec![Message::user(recap::summary_request(&span))],
+            messages: vec![Message::user(recap::summary_request(&recap::cap_middle(&span, self.max_span)))],
             tools: Vec::new(),
             max_tokens: recap::SUMMARY_MAX_TOKENS,
             temperature: Some(0.0),
@@ -61,14 +63,15 @@ impl Summarizer for ModelSummarizer<'_> {
 #[derive(Debug, Clone, Default)]
 struct Recovery {
     active: bool,
-    without_tools: bool,
-    system_chars: Option<usize>,
+    /// Send the smallest catalogue (terse core tools) instead of the offered one.
+    small_tools: bool,
+    /// The compressed system prompt of the emergency floor.
+    floor_system: Option<String>,
 }
 
 impl Agent<'_> {
-    /// The system prompt as it stands: static parts, memory, durable sections, snapshot
-    /// summaries and the continue note.
-    pub(super) fn system_prompt(&self) -> String {
+    /// The durable parts of the system prompt: memory, sections and snapshot summaries.
+    fn sections(&self) -> Vec<(String, String)> {
         let mut sections: Vec<(String, String)> = Vec::new();
         if let Some(m) = &self.memory {
             sections.push(("memory".into(), m.clone()));
@@ -80,7 +83,13 @@ impl Agent<'_> {
         if let Some(h) = snapshot::history_section(&self.tools.session.snapshot.history(), chars) {
             sections.push(("snapshots".into(), h));
         }
-        self.prompt.render(&self.today, &sections, self.continue_note.as_deref())
+        sections
+    }
+
+    /// The system prompt as it stands: static parts, memory, durable sections, snapshot
+    /// summaries and the continue note.
+    pub(super) fn system_prompt(&self) -> String {
+        self.prompt.render(&self.today, &self.sections(), self.continue_note.as_deref())
     }
 
     /// The cost of the fixed parts of the request (system prompt and tool schemas), cached.
@@ -106,18 +115,62 @@ impl Agent<'_> {
         self.transcript.tokens() + fixed.system + fixed.tools
     }
 
-    /// Sends the next request within the budget. Before it, rungs 1-3 when the estimate is
-    /// over the budget; when the provider refuses it as too long (or it certainly cannot
-    /// fit), the whole ladder below the refused size and a retry, at most
-    /// [`MAX_REACTIVE_ROUNDS`] times. Tools and system-prompt cuts last for that request only.
+    /// The most characters of dropped turns a summary request may carry so that it fits the
+    /// window with its own system prompt and reply cap.
+    pub(super) fn summary_span_chars(&self) -> usize {
+        let Some(b) = self.budget.budget_estimate() else { return recap::SPAN_MAX_CHARS };
+        let room = b.saturating_sub(u64::from(recap::SUMMARY_MAX_TOKENS) + 300);
+        usize::try_from(room * small::CHARS_PER_TOKEN)
+            .unwrap_or(usize::MAX)
+            .clamp(1000, recap::SPAN_MAX_CHARS)
+    }
+
+    /// Compacts with the ladder's lossy rungs too (never dropping the tools) down to `target`,
+    /// asking the model for the recap; Err when the person interrupted.
+    async fn compact_lossy(
+        &mut self,
+        fixed: &mut Fixed,
+        rec: &mut Recovery,
+        target: u64,
+        stats: &mut Stats,
+        obs: &mut dyn Observer,
+    ) -> Result<Result<Report, crate::context::CompactError>, Stop> {
+        // When the catalogue alone takes half the target, the smallest one goes first, so
+        // the ladder does not cut the conversation to make room for schemas.
+        if !rec.small_tools && self.small_defs.len() < self.defs.len() && fixed.tools * 2 > target {
+            rec.small_tools = true;
+            fixed.tools = small::cost(&self.small_defs);
+        }
+        let fixed = *fixed;
+        let fallback = self.checkpoints.render();
+        let mut summarizer = ModelSummarizer::new(self.llm, self.summary_span_chars());
+        let interrupt = self.interrupt.clone();
+        let mut aids = Aids::new(&mut summarizer, fallback);
+        let compacted = tokio::select! {
+            r = compact_to_budget(&mut self.transcript, fixed, target, &Rung::WITH_TOOLS, &mut aids) => r,
+            _ = interrupt.wait() => return Err((Outcome::Interrupted, None)),
+        };
+        drop(aids);
+        summarizer.record(stats, obs);
+        Ok(compacted)
+    }
+
+    /// Sends the next request within the budget. Before it, when the estimate is over the
+    /// budget, rungs 1-3 down to the target below it, and the lossy rungs when those are not
+    /// enough, so no request leaves without room for a useful reply. When the provider refuses
+    /// it as too long, the ladder again below the refused size and a retry, at most
+    /// [`MAX_REACTIVE_ROUNDS`] times. Tools are never dropped: when the offered catalogue
+    /// cannot fit, that request carries the smallest one; the floor's compressed system
+    /// prompt lasts for that request only.
     pub(super) async fn call_model(
         &mut self,
         stats: &mut Stats,
         obs: &mut dyn Observer,
     ) -> Result<Response, Stop> {
         self.settle_counts();
-        let system = self.system_prompt();
+        let mut system = self.system_prompt();
         let mut fixed = self.fixed(&system);
+        let mut rec = Recovery::default();
         if let Some(target) =
             self.budget.proactive_target().filter(|_| self.budget.over(self.estimate(fixed)))
         {
@@ -133,8 +186,15 @@ impl Agent<'_> {
             if let Ok(report) = r {
                 self.report(Compaction { kind: CompactionKind::Proactive, round: 0, report }, stats, obs);
             }
+            if self.budget.over(self.estimate(fixed)) {
+                let report = match self.compact_lossy(&mut fixed, &mut rec, target, stats, obs).await? {
+                    Ok(r) => r,
+                    Err(e) => return Err((Outcome::Error, Some(e.to_string()))),
+                };
+                self.apply_floor(&report, &mut rec, &mut fixed);
+                self.report(Compaction { kind: CompactionKind::Proactive, round: 0, report }, stats, obs);
+            }
         }
-        let mut rec = Recovery::default();
         let mut round = 0;
         loop {
             let estimate = self.estimate(fixed);
@@ -151,6 +211,11 @@ impl Agent<'_> {
                         obs.model_refused(&message);
                         if let Some(l) = limit {
                             self.budget.learn_window(l);
+                            if let Some(note) = self.go_terse_if_small() {
+                                obs.notice(&note);
+                                system = self.system_prompt();
+                                fixed = self.fixed(&system);
+                            }
                         }
                         if let Some(n) = prompt_tokens_in_error(&message) {
                             self.budget.observe(estimate, n);
@@ -166,35 +231,31 @@ impl Agent<'_> {
                 return Err((Outcome::Error, Some(self.overflow_error(round - 1))));
             }
             let target = self.budget.reactive_target(refused);
-            let fallback = self.checkpoints.render();
-            let mut summarizer = ModelSummarizer::new(self.llm);
-            let interrupt = self.interrupt.clone();
-            let mut aids = Aids::new(&mut summarizer, fallback);
-            let compacted = tokio::select! {
-                r = compact_to_budget(&mut self.transcript, fixed, target, &Rung::ALL, &mut aids) => r,
-                _ = interrupt.wait() => return Err((Outcome::Interrupted, None)),
-            };
-            drop(aids);
-            summarizer.record(stats, obs);
-            let report = match compacted {
+            let report = match self.compact_lossy(&mut fixed, &mut rec, target, stats, obs).await? {
                 Ok(r) => r,
                 Err(e) => return Err((Outcome::Error, Some(e.to_string()))),
             };
-            let progress = report.after < refused;
             rec.active = true;
-            rec.without_tools |= report.without_tools;
-            if rec.without_tools {
-                fixed.tools = 0;
-            }
-            if let Some(chars) = report.system_chars {
-                rec.system_chars = Some(chars);
-                let cut: String = system.chars().take(chars).collect();
-                fixed.system = u64::from(tokens::count(&cut).n) + u64::from(tokens::PER_MESSAGE);
-            }
+            self.apply_floor(&report, &mut rec, &mut fixed);
+            let progress = self.estimate(fixed) < refused;
             self.report(Compaction { kind: CompactionKind::Reactive, round, report }, stats, obs);
             if !progress {
                 return Err((Outcome::Error, Some(self.overflow_error(round))));
             }
+        }
+    }
+
+    /// After a compaction that did not fit: the smallest catalogue instead of the offered one,
+    /// and the floor's compressed system prompt when the ladder cut the prompt.
+    fn apply_floor(&mut self, report: &Report, rec: &mut Recovery, fixed: &mut Fixed) {
+        if !report.fits && !rec.small_tools && self.small_defs.len() < self.defs.len() {
+            rec.small_tools = true;
+            fixed.tools = small::cost(&self.small_defs);
+        }
+        if let Some(chars) = report.system_chars {
+            let floor = self.prompt.render_floor(&self.sections(), chars);
+            fixed.system = u64::from(tokens::count(&floor).n) + u64::from(tokens::PER_MESSAGE);
+            rec.floor_system = Some(floor);
         }
     }
 
@@ -208,12 +269,9 @@ impl Agent<'_> {
         obs: &mut dyn Observer,
     ) -> Result<Response, Option<LlmError>> {
         let req = Request {
-            system: match rec.system_chars {
-                Some(n) => system.chars().take(n).collect(),
-                None => system.to_string(),
-            },
-            messages: self.transcript.messages(),
-            tools: if rec.without_tools { Vec::new() } else { self.defs.clone() },
+            system: rec.floor_system.clone().unwrap_or_else(|| system.to_string()),
+            messages: self.transcript.wire_messages(),
+            tools: if rec.small_tools { self.small_defs.clone() } else { self.defs.clone() },
             max_tokens: cap,
             temperature: self.cfg.temperature,
         };
@@ -288,7 +346,7 @@ impl Agent<'_> {
         }
         let text = recap::render_span(&span);
         let next = self.transcript.next_id();
-        let mut s = ModelSummarizer::new(self.llm);
+        let mut s = ModelSummarizer::new(self.llm, self.summary_span_chars());
         let interrupt = self.interrupt.clone();
         let summary = tokio::select! {
             r = s.summarize(text) => r,
@@ -323,7 +381,7 @@ impl Agent<'_> {
         let system = self.system_prompt();
         let fixed = self.fixed(&system);
         let fallback = self.checkpoints.render();
-        let mut summarizer = ModelSummarizer::new(self.llm);
+        let mut summarizer = ModelSummarizer::new(self.llm, self.summary_span_chars());
         let report = compact_to_budget(
             &mut self.transcript,
             fixed,

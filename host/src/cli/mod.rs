@@ -75,6 +75,9 @@ pub struct GlobalArgs {
     /// Cap on one tool result, in KB [default: 50]
     #[arg(long, global = true, value_name = "KB")]
     pub max_output_kb: Option<u64>,
+    /// Cap on one tool result, in lines [default: 2000] [key: agent.max_output_lines]
+    #[arg(long, global = true, value_name = "LINES")]
+    pub max_output_lines: Option<u64>,
     /// What plugins may reach: off, llm-only (only the model endpoint; plugins get no network)
     /// or on (plugins granted http, through the SSRF checks) [default: llm-only] [key: network.mode]
     #[arg(long, global = true, value_name = "MODE",

@@ -165,8 +165,14 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         window,
         proactive_summaries: s.agent.proactive_summaries,
         memory_full: s.agent.memory_full,
+        max_output_bytes: s.limits.output_bytes,
+        max_output_lines: s.agent.max_output_lines,
     };
     let mut agent = Agent::new(&client, toolbox, prompt, cfg, continue_note);
+    if let Err(e) = agent.window_check() {
+        eprintln!("error: {e}");
+        return 1;
+    }
     for n in agent.startup_notes() {
         warn(n.clone());
     }

@@ -74,6 +74,7 @@ pub fn flag_layer(g: &GlobalArgs, cwd: &Path) -> Flags {
         .opt("limits.timeout_secs", "--timeout", g.timeout)
         .opt("limits.memory_mib", "--memory-mib", g.memory_mib)
         .opt("limits.max_output_kb", "--max-output-kb", g.max_output_kb)
+        .opt("agent.max_output_lines", "--max-output-lines", g.max_output_lines)
         .opt("network.mode", "--network", g.network.clone())
         .list("plugins.grants", "--grant", &g.grant)
         .opt("plugins.policy", "--policy", g.policy.clone())
@@ -388,6 +389,8 @@ mod tests {
             "64",
             "--max-output-kb",
             "9",
+            "--max-output-lines",
+            "300",
             "--network",
             "on",
             "--grant",

@@ -187,6 +187,7 @@ pub static KEYS: &[KeyDef] = &[
     never("agent.audit_log", Kind::Str, Some(Plain("CORRAL_AUDIT_LOG"))),
     free("agent.proactive_summaries", Kind::Bool, None),
     free("agent.memory_full", Kind::Bool, None),
+    narrow("agent.max_output_lines", uint(10, 1_000_000), Some(Plain("CORRAL_MAX_OUTPUT_LINES"))),
     free("output.quiet", Kind::Bool, None),
     free("output.format", Kind::Choice(FORMATS), None),
     free("output.color", Kind::Choice(COLORS), Some(Presence("NO_COLOR", "never"))),

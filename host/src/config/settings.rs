@@ -124,6 +124,8 @@ pub struct AgentSettings {
     pub proactive_summaries: bool,
     /// Show all of `.corral/memory/MEMORY.md` (bounded) instead of a budgeted selection.
     pub memory_full: bool,
+    /// Most lines of one tool result kept in the conversation (beside the byte cap).
+    pub max_output_lines: u32,
 }
 
 /// How results are printed.
@@ -248,6 +250,7 @@ impl Default for AgentSettings {
             audit_log: None,
             proactive_summaries: false,
             memory_full: false,
+            max_output_lines: 2000,
         }
     }
 }
@@ -300,6 +303,7 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "agent.audit_log" => opt_str(&a.audit_log),
         "agent.proactive_summaries" => Value::Bool(a.proactive_summaries),
         "agent.memory_full" => Value::Bool(a.memory_full),
+        "agent.max_output_lines" => Value::Int(a.max_output_lines.into()),
         "output.quiet" => Value::Bool(o.quiet),
         "output.format" => Value::Str(o.format.as_str().into()),
         "output.color" => Value::Str(o.color.as_str().into()),
@@ -355,6 +359,7 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
         ("agent.audit_log", Value::Str(x)) => a.audit_log = Some(x),
         ("agent.proactive_summaries", Value::Bool(b)) => a.proactive_summaries = b,
         ("agent.memory_full", Value::Bool(b)) => a.memory_full = b,
+        ("agent.max_output_lines", Value::Int(n)) => a.max_output_lines = u32_of(n),
         ("output.quiet", Value::Bool(b)) => o.quiet = b,
         ("output.format", Value::Str(x)) => o.format = OutputFormat::parse(&x).unwrap_or(o.format),
         ("output.color", Value::Str(x)) => o.color = ColorChoice::parse(&x).unwrap_or(o.color),

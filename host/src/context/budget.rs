@@ -3,18 +3,22 @@
 //! own counts (usage figures, overflow errors) teach about our estimates.
 //!
 //! The numbers, for a 16K window: reserve = min(max output, 4096, max(256, window/8)) = 2048;
-//! budget = 90% of the window - reserve = 12,697; the proactive pass compacts to 90% of that
-//! (11,427) so it does not fire again on the next turn. The 10% margins absorb the difference
+//! budget = 90% of the window - reserve = 12,697; compaction aims at 70% of that (8,887) so it
+//! does not fire again on the next turn. The 10% margins absorb the difference
 //! between our tokenizer and the model's; the learned ratio absorbs the rest.
 
 /// The smallest reply cap worth sending; below it the request counts as overflowing.
 pub const MIN_REPLY_TOKENS: u64 = 16;
+/// The smallest reply cap a request is sent with (enough for an edit call); a prompt that
+/// leaves less is compacted first.
+pub const USEFUL_REPLY_TOKENS: u64 = 256;
 /// The largest part of the window kept for the reply when the budget is computed.
 pub const MAX_RESERVE: u64 = 4096;
 /// Share of the window the prompt and reserve may fill together.
 pub const WINDOW_SHARE: f64 = 0.90;
-/// Share of the budget the proactive pass compacts down to.
-pub const PROACTIVE_SHARE: f64 = 0.90;
+/// Share of the budget every compaction aims at: well below the trigger (the budget), so the
+/// next turns do not trigger it again at once (hysteresis).
+pub const PROACTIVE_SHARE: f64 = 0.70;
 /// Each reactive round aims below this share of the size the provider refused.
 pub const REACTIVE_SHARE: f64 = 0.85;
 /// Bounds of the learned provider/estimate ratio.
@@ -96,11 +100,21 @@ impl Budget {
     }
 
     /// The reply cap for a prompt of `estimate` tokens: the user's cap, lowered to what is
-    /// left of the window. None when fewer than [`MIN_REPLY_TOKENS`] are left.
+    /// left of 90% of the window, and to half of that when half is more than the reserve.
+    /// None when less than a useful reply is left
+    /// ([`USEFUL_REPLY_TOKENS`], or the user's cap when smaller).
     pub fn reply_cap(&self, estimate: u64) -> Option<u32> {
         let Some(w) = self.window else { return Some(self.max_output) };
-        let left = w.checked_sub(self.to_provider(estimate)).filter(|l| *l >= MIN_REPLY_TOKENS)?;
-        Some(u32::try_from(left.min(u64::from(self.max_output))).unwrap_or(self.max_output))
+        // The share of the window outside the 90% is left free: a server that counts more
+        // than we estimate still finds the prompt and the cap within its window.
+        let usable = (w as f64 * WINDOW_SHARE) as u64;
+        let useful = USEFUL_REPLY_TOKENS.min(u64::from(self.max_output)).max(MIN_REPLY_TOKENS);
+        let left = usable.checked_sub(self.to_provider(estimate)).filter(|l| *l >= useful)?;
+        // Half of what is left, or the reserve when more: a larger cap would only make a
+        // server that counts the prompt higher than we do refuse the request.
+        let reserve = self.reserve().unwrap_or(left);
+        let cap = left.min((left / 2).max(reserve)).min(u64::from(self.max_output));
+        Some(u32::try_from(cap).unwrap_or(self.max_output))
     }
 
     /// The reply cap while recovering from an overflow: at most the reserve, so the prompt's
@@ -156,10 +170,13 @@ mod tests {
         let b = Budget::new(Some(16_384), 32_768);
         assert_eq!(b.reserve(), Some(2048));
         assert_eq!(b.prompt_budget(), Some(14_745 - 2048));
-        assert_eq!(b.proactive_target(), Some((12_697.0 * 0.9) as u64));
+        assert_eq!(b.proactive_target(), Some((12_697.0 * 0.7) as u64));
         assert!(b.over(12_698) && !b.over(12_697));
-        assert_eq!(b.reply_cap(10_000), Some(6_384));
-        assert_eq!(b.reply_cap(16_370), None, "fewer than 16 left");
+        assert_eq!(b.reply_cap(10_000), Some(2_372), "half of what is left in 90% of the window");
+        assert_eq!(b.reply_cap(12_000), Some(2_048), "never below the reserve while it fits");
+        assert_eq!(b.reply_cap(13_000), Some(1_745));
+        assert_eq!(b.reply_cap(14_745 - 256), Some(256));
+        assert_eq!(b.reply_cap(14_745 - 255), None, "less than a useful reply left");
         assert_eq!(b.recovery_cap(10_000), Some(2048));
         assert_eq!(b.reactive_target(20_000), 12_697);
         assert_eq!(b.reactive_target(10_000), 8_500);
@@ -170,6 +187,8 @@ mod tests {
         let b = Budget::new(Some(4096), 100);
         assert_eq!(b.reserve(), Some(100));
         assert_eq!(b.reply_cap(1000), Some(100));
+        assert_eq!(b.reply_cap(3586), Some(100), "a cap below the useful size is the floor itself");
+        assert_eq!(b.reply_cap(3600), None);
         let u = Budget::new(None, 32_768);
         assert!(!u.over(1_000_000));
         assert_eq!(u.reply_cap(1_000_000), Some(32_768));

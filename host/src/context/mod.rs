@@ -9,6 +9,7 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod alternate;
 pub mod bm25;
 pub mod budget;
 pub mod compact;
@@ -17,6 +18,7 @@ pub mod prompt;
 pub mod recap;
 pub mod resume;
 pub mod schemas;
+pub mod small;
 pub mod snapshot;
 pub mod tokens;
 pub mod transcript;

@@ -27,6 +27,13 @@ you learned; the reads are replaced by your summary. Save lasting project facts 
 - When a tool returns an error, read it: it says what to fix. Do not repeat a failing call unchanged.
 - Your final answer (a reply with no tool calls) ends the task: make it a brief summary of the result.";
 
+/// The role and rules for small windows (terse mode and the emergency floor): the tool
+/// schemas describe the tools, so no catalogue is listed.
+const TERSE: &str = "You are corral, a coding agent working on the project in the workspace with sandboxed \
+tools. Read a file before you edit it; prefer edit_file for changes; use grep to find things; paths are relative \
+to the workspace. Context is small: read large files in parts (offset, limit). Do the whole task with tools, then \
+answer with a short account of what you did.";
+
 const SKILLS: &str = "Skills are know-how for particular kinds of task, with files and scripts. \
 When the task matches a skill below, activate it with use_skill before you start: its instructions \
 are not shown until then.";
@@ -51,6 +58,8 @@ pub struct StaticParts {
     /// Instruction files, already wrapped and capped.
     pub instructions: String,
     pub interactive: bool,
+    /// Small window: the short role and rules, no catalogue (the tool schemas say it all).
+    pub terse: bool,
 }
 
 impl StaticParts {
@@ -91,6 +100,7 @@ impl StaticParts {
             roots,
             instructions,
             interactive,
+            terse: false,
         }
     }
 
@@ -106,16 +116,36 @@ impl StaticParts {
         self
     }
 
+    /// The compressed prompt the emergency floor keeps: the short role and rules, the roots,
+    /// and the start of the durable sections (todo, notes, snapshot summaries).
+    pub fn render_floor(&self, sections: &[(String, String)], max_chars: usize) -> String {
+        let mut p = format!("{TERSE}\n");
+        for (name, body) in sections {
+            p.push_str(&format!("\n<{name}>\n{}\n</{name}>\n", body.trim_end()));
+        }
+        p.push_str(&format!("\n## Environment\n{}\n", self.roots));
+        match p.char_indices().nth(max_chars.max(TERSE.len())) {
+            Some((at, _)) => p[..at].to_string(),
+            None => p,
+        }
+    }
+
     /// The whole system prompt for the next request.
     pub fn render(&self, today: &str, sections: &[(String, String)], continue_note: Option<&str>) -> String {
         let mut p = String::with_capacity(4096 + self.instructions.len());
-        p.push_str(&self.role);
+        if self.terse && self.role == ROLE {
+            p.push_str(TERSE);
+        } else {
+            p.push_str(&self.role);
+            p.push_str("\n\n");
+            p.push_str(RULES);
+        }
         p.push_str("\n\n");
-        p.push_str(RULES);
-        p.push_str("\n\n");
-        p.push_str(if self.interactive { INTERACTIVE } else { AUTONOMOUS });
-        p.push_str("\n\n## Tools\n");
-        p.push_str(&self.catalogue);
+        if !self.terse {
+            p.push_str(if self.interactive { INTERACTIVE } else { AUTONOMOUS });
+            p.push_str("\n\n## Tools\n");
+            p.push_str(&self.catalogue);
+        }
         if !self.skills.is_empty() {
             p.push_str("\n\n## Skills\n");
             p.push_str(SKILLS);
@@ -245,6 +275,7 @@ mod tests {
             roots: "- /w (workspace root)".into(),
             instructions: String::new(),
             interactive: false,
+            terse: false,
         };
         let p = parts.render("2026-01-02", &[("todo".into(), "- [ ] a".into())], Some("task was X"));
         assert!(p.starts_with("ROLE"));
@@ -253,6 +284,24 @@ mod tests {
         assert!(p.contains("<todo>\n- [ ] a\n</todo>"));
         assert!(p.contains("<continue-here>") && p.contains("task was X"));
         assert!(p.contains("no one can answer questions"));
+    }
+
+    #[test]
+    fn terse_and_floor_prompts_are_short_and_keep_the_durable_sections() {
+        let full =
+            StaticParts { role: ROLE.into(), catalogue: "- read_file: Reads.".into(), ..Default::default() };
+        let terse = StaticParts { terse: true, ..full.clone() };
+        let sections = [("todo".to_string(), "- [ ] fix parser".to_string())];
+        let (f, t) = (full.render("d", &sections, None), terse.render("d", &sections, None));
+        assert!(t.len() * 2 < f.len(), "{} vs {}", t.len(), f.len());
+        assert!(!t.contains("## Tools") && t.contains("fix parser") && t.starts_with("You are corral"));
+        let floor = full.render_floor(&sections, 10_000);
+        assert!(floor.starts_with(TERSE) && floor.contains("<todo>\n- [ ] fix parser"), "{floor}");
+        assert_eq!(
+            full.render_floor(&sections, 5).chars().count(),
+            TERSE.len(),
+            "never below the short rules"
+        );
     }
 
     #[test]

@@ -82,7 +82,7 @@ pub fn render_range(t: &super::Transcript, start: usize, end: usize) -> String {
 }
 
 /// `s` with its middle replaced by a marker when longer than `max` characters.
-fn cap_middle(s: &str, max: usize) -> String {
+pub fn cap_middle(s: &str, max: usize) -> String {
     let n = s.chars().count();
     if n <= max {
         return s.to_string();

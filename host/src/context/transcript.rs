@@ -101,6 +101,11 @@ impl Transcript {
         self.entries.iter().map(|e| e.msg.clone()).collect()
     }
 
+    /// The messages as sent to the model: in strict alternation (see [`super::alternate`]).
+    pub fn wire_messages(&self) -> Vec<Message> {
+        super::alternate::strict(&self.entries)
+    }
+
     /// The estimated cost of all messages.
     pub fn tokens(&self) -> u64 {
         self.entries.iter().map(Entry::tokens).sum()

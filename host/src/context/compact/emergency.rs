@@ -1,11 +1,12 @@
 //! Rung 7, the floor: deterministic truncation in bounded stages until the request fits.
 //! First every tool result over 500 characters becomes a stub and reasoning goes; then every
 //! message is cut to 2000, 1000, 500 and 200 characters in turn; then only the person's latest
-//! message is kept; last, the system prompt itself is cut for this one request.
+//! message and the model's latest turn with its results are kept, then the message alone; last,
+//! the system prompt is cut for this one request (the agent then sends its compressed form).
 
 use super::light;
 use crate::context::recap::STATIC_RECAP;
-use crate::context::transcript::{Recap, Transcript};
+use crate::context::transcript::{Recap, Transcript, UnitKind};
 use crate::llm::{Message, ToolCall};
 
 /// Results longer than this become stubs in the first stage, the last turns included.
@@ -34,17 +35,34 @@ pub fn truncate(t: &mut Transcript, system: u64, room: u64) -> (u32, Option<(usi
             return (0, None);
         }
     }
-    let turns = t.entries().iter().filter(|e| e.is_assistant() && e.recap.is_none()).count() as u32;
-    let task = t.entries().iter().rposition(|e| e.is_person()).map(|i| t.entries()[i].clone());
+    let all_turns = t.entries().iter().filter(|e| e.is_assistant() && e.recap.is_none()).count() as u32;
+    let task_at = t.entries().iter().rposition(|e| e.is_person());
+    let task = task_at.map(|i| t.entries()[i].clone());
+    // The model's latest turn and its results (already cut) stay: it is acting on them.
+    let last: Vec<_> = t
+        .units()
+        .into_iter()
+        .rev()
+        .find(|u| u.kind == UnitKind::Exchange)
+        .filter(|u| task_at.is_none_or(|p| u.start > p))
+        .map(|u| t.entries()[u.start..u.end].to_vec())
+        .unwrap_or_default();
     let marker = t.entry(
         Message::Assistant { text: STATIC_RECAP.to_string(), reasoning: None, tool_calls: Vec::new() },
         false,
         Some(Recap::Compaction),
         Some(false),
     );
-    let kept: Vec<_> = task.into_iter().chain(std::iter::once(marker)).collect();
+    let head: Vec<_> = task.into_iter().chain(std::iter::once(marker)).collect();
     let n = t.len();
-    t.splice(0..n, kept);
+    let with_last: Vec<_> = head.iter().cloned().chain(last.iter().cloned()).collect();
+    t.splice(0..n, with_last);
+    if fits(t) {
+        return (all_turns.saturating_sub(u32::from(!last.is_empty())), None);
+    }
+    let n = t.len();
+    t.splice(0..n, head);
+    let turns = all_turns;
     if fits(t) {
         return (turns, None);
     }

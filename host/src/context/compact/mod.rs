@@ -51,6 +51,16 @@ pub enum Rung {
 impl Rung {
     /// The rungs the proactive pass may use: cheap and nearly lossless.
     pub const PROACTIVE: [Rung; 3] = [Rung::Scaffolding, Rung::ShrinkResults, Rung::StripReasoning];
+    /// The rungs of an agent turn while a task is in progress: all but dropping the tools,
+    /// so the model can still act (see [`crate::context::small`] for the compact catalogue).
+    pub const WITH_TOOLS: [Rung; 6] = [
+        Rung::Scaffolding,
+        Rung::ShrinkResults,
+        Rung::StripReasoning,
+        Rung::DropTurns,
+        Rung::DropMiddle,
+        Rung::Emergency,
+    ];
     /// Every rung, in order.
     pub const ALL: [Rung; 7] = [
         Rung::Scaffolding,

@@ -4,7 +4,7 @@
 use super::*;
 use crate::context::recap::{RECAP_MARKER, STATIC_RECAP};
 use crate::context::transcript::tests::{call, reply, result};
-use crate::context::transcript::{Entry, Recap, Transcript, check_pairs};
+use crate::context::transcript::{Entry, Recap, Transcript, UnitKind, check_pairs};
 use crate::llm::Message;
 use std::future::Future;
 
@@ -329,12 +329,20 @@ fn rung7_truncates_in_bounded_stages_and_cuts_the_system_prompt_last() {
         }
     }
     let mut t = investigation();
+    let last = t.units().into_iter().rev().find(|u| u.kind == UnitKind::Exchange).unwrap();
+    let last_ids: Vec<u64> = t.entries()[last.start..last.end].iter().map(|e| e.id).collect();
     let (dropped, system) = emergency::truncate(&mut t, 100, 250);
     assert_pairs(&t);
-    assert_eq!(dropped, 12);
+    assert_eq!(dropped, 11);
     assert_eq!(text_of(&t.entries()[0]), "find why the parser fails on empty input and fix it");
-    assert_eq!(t.len(), 2, "the task and a marker");
+    let kept: Vec<u64> = t.entries()[2..].iter().map(|e| e.id).collect();
+    assert_eq!(kept, last_ids, "the task, a marker, and the latest turn with its result");
+    assert!(matches!(t.entries().last().unwrap().msg, Message::Tool { .. }));
     assert_eq!(system, None);
+    let mut t = investigation();
+    let (dropped, system) = emergency::truncate(&mut t, 100, 175);
+    assert_pairs(&t);
+    assert_eq!((dropped, t.len(), system), (12, 2, None), "too tight: the task and a marker");
     let mut t = investigation();
     let (_, system) = emergency::truncate(&mut t, 5000, 150);
     let (chars, tokens) = system.expect("the system prompt must be cut");
