@@ -122,6 +122,10 @@ pub struct GlobalArgs {
     /// Cap on one model reply, in tokens [default: 32768]
     #[arg(long, global = true, value_name = "TOKENS", help_heading = "Model")]
     pub max_output_tokens: Option<u32>,
+    /// How hard the model thinks: off, low, medium or high, mapped to the provider's setting
+    /// [env: CORRAL_REASONING_EFFORT] [default: the provider's]
+    #[arg(long, global = true, alias = "thinking", value_name = "LEVEL", help_heading = "Model")]
+    pub reasoning_effort: Option<String>,
     /// Sampling temperature, 0 to 2 [default: the provider's]
     #[arg(long, global = true, value_name = "T", help_heading = "Model")]
     pub temperature: Option<f32>,

@@ -33,6 +33,8 @@ pub fn client(s: &Settings) -> Result<Client, String> {
         base: Duration::from_millis(m.retry_base_ms),
         ..RetryPolicy::default()
     };
+    cfg.token_param = m.token_param.clone();
+    cfg.effort = m.reasoning_effort.as_deref().and_then(crate::llm::Effort::parse);
     Client::new(cfg).map_err(|e| e.to_string())
 }
 

@@ -82,6 +82,10 @@ impl KeyDef {
 /// The model providers corral can talk to.
 pub const PROVIDERS: &[&str] = &["openai", "anthropic", "ollama", "llamacpp", "lmstudio", "openrouter"];
 /// The `[output] format` values.
+/// `model.reasoning_effort` values.
+pub const EFFORTS: &[&str] = &["off", "low", "medium", "high"];
+/// `model.token_param` values.
+pub const TOKEN_PARAMS: &[&str] = &["max_tokens", "max_completion_tokens"];
 pub const FORMATS: &[&str] = &["text", "json", "stream-json"];
 /// The `[output] color` values.
 pub const COLORS: &[&str] = &["auto", "always", "never"];
@@ -138,6 +142,8 @@ pub static KEYS: &[KeyDef] = &[
     key("model.retry_base_ms", uint(0, 600_000), Some(Plain("CORRAL_RETRY_BASE_MS"))),
     key("model.timeout_secs", uint(1, 86_400), None),
     key("model.stream", Kind::Bool, None),
+    key("model.reasoning_effort", Kind::Choice(EFFORTS), Some(Plain("CORRAL_REASONING_EFFORT"))),
+    key("model.token_param", Kind::Choice(TOKEN_PARAMS), None),
     key("agent.max_turns", uint(1, U32), Some(Plain("CORRAL_MAX_TURNS"))),
     key("agent.history", Kind::Bool, None),
     key("agent.continue", Kind::Bool, None),

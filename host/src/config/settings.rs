@@ -101,6 +101,10 @@ pub struct ModelSettings {
     pub retry_base_ms: u64,
     pub timeout_secs: u64,
     pub stream: bool,
+    /// One of `keys::EFFORTS`; `None` leaves thinking to the server.
+    pub reasoning_effort: Option<String>,
+    /// One of `keys::TOKEN_PARAMS`; `None` decides by server and model.
+    pub token_param: Option<String>,
 }
 
 /// How the agent loop runs (`[agent]`).
@@ -229,6 +233,8 @@ impl Default for ModelSettings {
             retry_base_ms: 1000,
             timeout_secs: 600,
             stream: true,
+            reasoning_effort: None,
+            token_param: None,
         }
     }
 }
@@ -287,6 +293,8 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "model.retry_base_ms" => Value::Int(m.retry_base_ms),
         "model.timeout_secs" => Value::Int(m.timeout_secs),
         "model.stream" => Value::Bool(m.stream),
+        "model.reasoning_effort" => opt_str(&m.reasoning_effort),
+        "model.token_param" => opt_str(&m.token_param),
         "agent.max_turns" => Value::Int(a.max_turns.into()),
         "agent.history" => Value::Bool(a.history),
         "agent.continue" => Value::Bool(a.continue_file),
@@ -341,6 +349,8 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
         ("model.retry_base_ms", Value::Int(n)) => m.retry_base_ms = n,
         ("model.timeout_secs", Value::Int(n)) => m.timeout_secs = n,
         ("model.stream", Value::Bool(b)) => m.stream = b,
+        ("model.reasoning_effort", Value::Str(x)) => m.reasoning_effort = Some(x),
+        ("model.token_param", Value::Str(x)) => m.token_param = Some(x),
         ("agent.max_turns", Value::Int(n)) => a.max_turns = u32_of(n),
         ("agent.history", Value::Bool(b)) => a.history = b,
         ("agent.continue", Value::Bool(b)) => a.continue_file = b,

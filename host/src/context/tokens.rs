@@ -102,7 +102,7 @@ pub fn message(m: &Message, reasoning: bool, how: Option<bool>) -> Count {
         Message::Assistant { text, reasoning: r, tool_calls } => {
             let mut n = c(text);
             if reasoning && let Some(r) = r {
-                n = n.and(c(r));
+                n = n.and(c(&r.text));
             }
             for call in tool_calls {
                 n = n.and(c(&call.name)).and(c(&call.arguments)).plus(PER_CALL);
@@ -279,7 +279,7 @@ mod tests {
         };
         let m = Message::Assistant {
             text: "Let me look.".into(),
-            reasoning: Some("x ".repeat(100)),
+            reasoning: Some("x ".repeat(100).into()),
             tool_calls: vec![call],
         };
         let without = message(&m, false, Some(true)).n;

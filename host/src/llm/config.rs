@@ -87,6 +87,11 @@ pub struct ClientConfig {
     pub timeout: Duration,
     pub retry: RetryPolicy,
     pub user_agent: String,
+    /// The name of the output-cap field for OpenAI-compatible servers ("max_tokens" or
+    /// "max_completion_tokens"); `None` decides by server and model family.
+    pub token_param: Option<String>,
+    /// How hard the model should think; `None` leaves it to the server.
+    pub effort: Option<super::types::Effort>,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -100,6 +105,8 @@ impl std::fmt::Debug for ClientConfig {
             .field("timeout", &self.timeout)
             .field("retry", &self.retry)
             .field("user_agent", &self.user_agent)
+            .field("token_param", &self.token_param)
+            .field("effort", &self.effort)
             .finish()
     }
 }
@@ -119,6 +126,8 @@ impl ClientConfig {
             timeout: Duration::from_secs(600),
             retry: RetryPolicy::default(),
             user_agent: format!("corral/{}", env!("CARGO_PKG_VERSION")),
+            token_param: None,
+            effort: None,
         }
     }
 

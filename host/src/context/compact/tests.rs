@@ -192,7 +192,7 @@ fn rung3_strips_reasoning_and_long_prose_before_calls() {
     for i in 0..4 {
         t.push(Message::Assistant {
             text: if i == 0 { "p".repeat(1500) } else { "short".into() },
-            reasoning: Some("r".repeat(800)),
+            reasoning: Some("r".repeat(800).into()),
             tool_calls: vec![call(&format!("c{i}"), "read_file", "{}")],
         });
         t.push_tool(result(&format!("c{i}"), "read_file", "ok"), false);

@@ -58,7 +58,7 @@ fn joined(events: &[Event]) -> (String, String) {
         match e {
             Event::Text(t) => text.push_str(t),
             Event::Reasoning(r) => reasoning.push_str(r),
-            Event::Retry { .. } => {}
+            Event::Retry { .. } | Event::Notice(_) => {}
         }
     }
     (text, reasoning)
