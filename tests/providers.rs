@@ -75,6 +75,7 @@ async fn follow_up(flavor: Flavor, recorded: &str, stream: bool) -> (Value, Resp
             name: tc.name.clone(),
             content: "version = \"0.3.1\"".into(),
             is_error: false,
+            images: vec![],
         });
     }
     let (second, _) = call(&c, &request(messages, 4096)).await;
@@ -320,6 +321,78 @@ async fn reasoning_effort_maps_to_each_providers_parameter() {
     let c = client(&server, Flavor::OpenAi, false, "gpt-5", effort(Effort::Off));
     call(&c, &request(vec![Message::user("hi")], 1000)).await.0.unwrap();
     assert_eq!(server.requests()[0].body["reasoning_effort"], "minimal");
+}
+
+fn with_image(call_id: &str) -> Vec<Message> {
+    let call =
+        corral::llm::ToolCall { id: call_id.into(), name: "view_image".into(), arguments: "{}".into() };
+    vec![
+        Message::user("What is in shot.png?"),
+        Message::Assistant { text: String::new(), reasoning: None, tool_calls: vec![call] },
+        Message::Tool {
+            call_id: call_id.into(),
+            name: "view_image".into(),
+            content: "shot.png, 1 x 1".into(),
+            is_error: false,
+            images: vec![corral::llm::Image { mime_type: "image/png".into(), base64: "iVBORw0KGgo=".into() }],
+        },
+    ]
+}
+
+#[tokio::test]
+async fn tool_images_reach_openai_as_image_url_parts_after_the_tool_messages() {
+    let server = ModelServer::start(Flavor::OpenAi, vec![Step::Reply(Reply::text("a cat"))]);
+    let c = client(&server, Flavor::OpenAi, false, "gpt-4o", |_| {});
+    call(&c, &request(with_image("call_img_1"), 1000)).await.0.unwrap();
+    let msgs = server.requests()[0].body["messages"].as_array().unwrap().clone();
+    let roles: Vec<&str> = msgs.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "user"]);
+    assert_eq!(msgs[3]["tool_call_id"], "call_img_1");
+    assert_eq!(msgs[3]["content"], "shot.png, 1 x 1");
+    let parts = msgs[4]["content"].as_array().unwrap();
+    assert!(parts[0]["text"].as_str().unwrap().contains("call_img_1"));
+    assert_eq!(
+        parts[1],
+        json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}})
+    );
+}
+
+#[tokio::test]
+async fn tool_images_reach_anthropic_as_image_blocks_in_the_tool_result() {
+    let server = ModelServer::start(Flavor::Anthropic, vec![Step::Reply(Reply::text("a cat"))]);
+    let c = client(&server, Flavor::Anthropic, true, "claude-sonnet-4-5", |_| {});
+    call(&c, &request(with_image("toolu_img_1"), 1000)).await.0.unwrap();
+    let body = &server.requests()[0].body;
+    let result = &body["messages"][2]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["tool_use_id"], "toolu_img_1");
+    assert_eq!(result["content"][0], json!({"type": "text", "text": "shot.png, 1 x 1"}));
+    assert_eq!(
+        result["content"][1],
+        json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}})
+    );
+}
+
+#[tokio::test]
+async fn an_ollama_reply_to_a_truncated_prompt_is_an_overflow_at_its_num_ctx() {
+    let server =
+        ModelServer::start(Flavor::OpenAi, vec![Step::Recorded(data("ollama_usage_truncated.json"))]);
+    let c = client(&server, Flavor::OpenAi, false, "qwen3:8b", |cfg| cfg.truncates_silently = true);
+    let long = "fn main() { println!(\"hello\"); }\n".repeat(1200);
+    let (r, _) = call(&c, &request(vec![Message::user(long)], 1000)).await;
+    match r {
+        Err(LlmError::ContextOverflow { limit, message }) => {
+            assert_eq!(limit, Some(4096));
+            assert!(message.contains("num_ctx"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A request that fits is taken as it is.
+    let server =
+        ModelServer::start(Flavor::OpenAi, vec![Step::Recorded(data("ollama_usage_truncated.json"))]);
+    let c = client(&server, Flavor::OpenAi, false, "qwen3:8b", |cfg| cfg.truncates_silently = true);
+    let (r, _) = call(&c, &request(vec![Message::user("short")], 1000)).await;
+    assert_eq!(r.unwrap().text, "I see only the end of the file.");
 }
 
 // ---- the real binary ----

@@ -82,11 +82,13 @@ impl Agent<'_> {
             stats.tool_errors += 1;
         }
         obs.tool_done(call, &outcome);
+        let (content, images) = super::images::attach(self.llm, outcome.content, outcome.images);
         let msg = Message::Tool {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            content: outcome.content,
+            content,
             is_error: outcome.is_error,
+            images,
         };
         self.transcript.push_tool(msg, changes);
     }
@@ -115,6 +117,7 @@ impl Agent<'_> {
                             name: c.name.clone(),
                             content: "error (interrupted): the person stopped this call".into(),
                             is_error: true,
+                            images: Vec::new(),
                         });
                     }
                     return Err(Outcome::Interrupted);
@@ -188,6 +191,7 @@ async fn call_tool(tools: &Toolbox<'_>, hidden: &BTreeSet<String>, call: &ToolCa
             plugin: None,
             duration: std::time::Duration::ZERO,
             change: None,
+            images: Vec::new(),
         };
     }
     tools.call(call).await

@@ -81,11 +81,13 @@ impl KeyDef {
 
 /// The model providers corral can talk to.
 pub const PROVIDERS: &[&str] = &["openai", "anthropic", "ollama", "llamacpp", "lmstudio", "openrouter"];
-/// The `[output] format` values.
 /// `model.reasoning_effort` values.
 pub const EFFORTS: &[&str] = &["off", "low", "medium", "high"];
+/// `model.images` values.
+pub const IMAGES: &[&str] = &["auto", "true", "false"];
 /// `model.token_param` values.
 pub const TOKEN_PARAMS: &[&str] = &["max_tokens", "max_completion_tokens"];
+/// The `[output] format` values.
 pub const FORMATS: &[&str] = &["text", "json", "stream-json"];
 /// The `[output] color` values.
 pub const COLORS: &[&str] = &["auto", "always", "never"];
@@ -144,6 +146,7 @@ pub static KEYS: &[KeyDef] = &[
     key("model.stream", Kind::Bool, None),
     key("model.reasoning_effort", Kind::Choice(EFFORTS), Some(Plain("CORRAL_REASONING_EFFORT"))),
     key("model.token_param", Kind::Choice(TOKEN_PARAMS), None),
+    key("model.images", Kind::Choice(IMAGES), None),
     key("agent.max_turns", uint(1, U32), Some(Plain("CORRAL_MAX_TURNS"))),
     key("agent.history", Kind::Bool, None),
     key("agent.continue", Kind::Bool, None),

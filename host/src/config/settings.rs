@@ -105,6 +105,8 @@ pub struct ModelSettings {
     pub reasoning_effort: Option<String>,
     /// One of `keys::TOKEN_PARAMS`; `None` decides by server and model.
     pub token_param: Option<String>,
+    /// One of `keys::IMAGES`: whether tool images go to the model ("auto": by provider and model).
+    pub images: String,
 }
 
 /// How the agent loop runs (`[agent]`).
@@ -235,6 +237,7 @@ impl Default for ModelSettings {
             stream: true,
             reasoning_effort: None,
             token_param: None,
+            images: "auto".into(),
         }
     }
 }
@@ -295,6 +298,7 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "model.stream" => Value::Bool(m.stream),
         "model.reasoning_effort" => opt_str(&m.reasoning_effort),
         "model.token_param" => opt_str(&m.token_param),
+        "model.images" => Value::Str(m.images.clone()),
         "agent.max_turns" => Value::Int(a.max_turns.into()),
         "agent.history" => Value::Bool(a.history),
         "agent.continue" => Value::Bool(a.continue_file),
@@ -351,6 +355,7 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
         ("model.stream", Value::Bool(b)) => m.stream = b,
         ("model.reasoning_effort", Value::Str(x)) => m.reasoning_effort = Some(x),
         ("model.token_param", Value::Str(x)) => m.token_param = Some(x),
+        ("model.images", Value::Str(x)) => m.images = x,
         ("agent.max_turns", Value::Int(n)) => a.max_turns = u32_of(n),
         ("agent.history", Value::Bool(b)) => a.history = b,
         ("agent.continue", Value::Bool(b)) => a.continue_file = b,

@@ -109,7 +109,9 @@ pub fn message(m: &Message, reasoning: bool, how: Option<bool>) -> Count {
             }
             n
         }
-        Message::Tool { name, content, .. } => c(content).and(c(name)).plus(PER_MESSAGE),
+        Message::Tool { name, content, images, .. } => c(content)
+            .and(c(name))
+            .plus(PER_MESSAGE + crate::llm::IMAGE_TOKENS * u32::try_from(images.len()).unwrap_or(u32::MAX)),
     };
     body.plus(PER_MESSAGE)
 }

@@ -102,12 +102,18 @@ fn blocks(m: &Message) -> (&'static str, Vec<Value>) {
             }
             ("assistant", b)
         }
-        Message::Tool { call_id, content, is_error, .. } => {
-            let mut b = json!({
-                "type": "tool_result",
-                "tool_use_id": tool_id(call_id),
-                "content": if content.is_empty() { "(no output)" } else { content },
-            });
+        Message::Tool { call_id, content, is_error, images, .. } => {
+            let text = if content.is_empty() { "(no output)" } else { content };
+            let content = if images.is_empty() {
+                json!(text)
+            } else {
+                let mut parts = vec![text_block(text)];
+                parts.extend(images.iter().map(|img| {
+                    json!({"type": "image", "source": {"type": "base64", "media_type": img.mime_type, "data": img.base64}})
+                }));
+                Value::Array(parts)
+            };
+            let mut b = json!({"type": "tool_result", "tool_use_id": tool_id(call_id), "content": content});
             if *is_error {
                 b["is_error"] = json!(true);
             }

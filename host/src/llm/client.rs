@@ -66,6 +66,13 @@ impl Client {
         false
     }
 
+    /// Whether tool images are sent: as configured, else for Anthropic and for OpenAI-compatible
+    /// models of a family known to see images.
+    pub fn accepts_images(&self) -> bool {
+        let cfg = &self.inner.cfg;
+        cfg.images.unwrap_or(cfg.kind == ProviderKind::Anthropic || limits::sees_images(&cfg.model))
+    }
+
     fn target(&self, asked: u32) -> Target<'_> {
         Target { cfg: &self.inner.cfg, endpoint: &self.inner.endpoint, asked }
     }
@@ -137,6 +144,7 @@ impl Client {
         let mut n = 1;
         loop {
             match self.attempt(&body, cap, on_event).await {
+                Ok(r) if cfg.truncates_silently => return truncation(req, r),
                 Ok(r) => return Ok(r),
                 Err(Failure::Fatal(e)) => return Err(e),
                 Err(Failure::Retry { kind, .. }) if n >= attempts => return Err(kind.into_error(n)),
@@ -245,6 +253,25 @@ impl Client {
             after: None,
         })
     }
+}
+
+/// A reply from a server that truncates silently (Ollama): when it counted far fewer prompt
+/// tokens than the request holds, the model saw only the end of the conversation, so this is
+/// reported as an overflow at the size it kept (its `num_ctx`) and compaction can run.
+fn truncation(req: &Request, r: Response) -> Result<Response, LlmError> {
+    let counted = r.usage.input_tokens;
+    let estimate = limits::rough_tokens(req);
+    if counted == 0 || estimate < 1024 || estimate < counted.saturating_mul(2) {
+        return Ok(r);
+    }
+    Err(LlmError::ContextOverflow {
+        message: format!(
+            "the server counted {counted} prompt tokens for a request of about {estimate}: it cut the \
+             conversation to its context size (Ollama's num_ctx; raise it with OLLAMA_CONTEXT_LENGTH or \
+             PARAMETER num_ctx in a Modelfile)"
+        ),
+        limit: Some(counted),
+    })
 }
 
 /// The streamed reply of either protocol.

@@ -92,6 +92,11 @@ pub struct ClientConfig {
     pub token_param: Option<String>,
     /// How hard the model should think; `None` leaves it to the server.
     pub effort: Option<super::types::Effort>,
+    /// Whether the model takes images; `None` decides by provider and model family.
+    pub images: Option<bool>,
+    /// The server cuts an overlong prompt to fit instead of refusing it (Ollama, whose
+    /// OpenAI-compatible API cannot set `num_ctx`): truncation is detected from its usage.
+    pub truncates_silently: bool,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -107,6 +112,8 @@ impl std::fmt::Debug for ClientConfig {
             .field("user_agent", &self.user_agent)
             .field("token_param", &self.token_param)
             .field("effort", &self.effort)
+            .field("images", &self.images)
+            .field("truncates_silently", &self.truncates_silently)
             .finish()
     }
 }
@@ -128,6 +135,8 @@ impl ClientConfig {
             user_agent: format!("corral/{}", env!("CARGO_PKG_VERSION")),
             token_param: None,
             effort: None,
+            images: None,
+            truncates_silently: false,
         }
     }
 
@@ -187,7 +196,9 @@ impl ClientConfig {
                 key_hint(key_envs)
             )));
         }
-        Ok(ClientConfig::new(kind, &url, &model, api_key))
+        let mut cfg = ClientConfig::new(kind, &url, &model, api_key);
+        cfg.truncates_silently = preset.is_some_and(|p| p.name == "ollama") || url.contains(":11434");
+        Ok(cfg)
     }
 
     /// Where this config's key may come from, for advice: "--api-key, CORRAL_API_KEY or

@@ -61,6 +61,35 @@ pub fn output_cap(model: &str) -> Option<u32> {
     OUTPUT_CAPS.iter().find(|(p, _)| m.starts_with(p)).map(|(_, n)| *n)
 }
 
+/// Name parts of model families that take images (OpenAI's gpt-4o/4.1/5 and o3/o4, Gemini,
+/// Grok 4, and the open vision models llama.cpp, vLLM and Ollama serve).
+const VISION: &[&str] = &[
+    "gpt-4o",
+    "gpt-4.1",
+    "gpt-4-turbo",
+    "gpt-5",
+    "o3",
+    "o4",
+    "claude",
+    "gemini",
+    "grok-4",
+    "vision",
+    "llava",
+    "-vl",
+    "pixtral",
+    "llama-4",
+    "gemma-3",
+    "gemma3",
+    "minicpm-v",
+    "moondream",
+];
+
+/// Whether the model is of a family known to take images.
+pub fn sees_images(model: &str) -> bool {
+    let m = family(model);
+    VISION.iter().any(|v| if v.starts_with('o') { m.starts_with(v) } else { m.contains(v) })
+}
+
 /// Reasoning models (o-series, gpt-5) refuse `max_tokens` and want `max_completion_tokens`.
 pub fn is_reasoning_family(model: &str) -> bool {
     let m = family(model);
@@ -78,6 +107,24 @@ pub fn token_param<'a>(configured: Option<&'a str>, base_url: &str, model: &str)
     let host = host.to_ascii_lowercase();
     let openai = host == "api.openai.com" || host.ends_with(".openai.azure.com");
     if openai || is_reasoning_family(model) { "max_completion_tokens" } else { "max_tokens" }
+}
+
+/// A rough size of the request in tokens (four characters each): its text, tool calls and
+/// tool schemas; images are left out.
+pub fn rough_tokens(req: &super::types::Request) -> u64 {
+    use super::types::Message;
+    let mut chars = req.system.len();
+    for m in &req.messages {
+        chars += match m {
+            Message::User { text, .. } => text.len(),
+            Message::Assistant { text, tool_calls, .. } => {
+                text.len() + tool_calls.iter().map(|c| c.name.len() + c.arguments.len()).sum::<usize>()
+            }
+            Message::Tool { content, .. } => content.len(),
+        };
+    }
+    chars += req.tools.iter().map(|t| t.description.len() + t.parameters.to_string().len()).sum::<usize>();
+    (chars / 4) as u64
 }
 
 /// Whether a refusal says the output cap asked for is too large, and if so the cap to try

@@ -22,8 +22,28 @@ pub fn request_body(req: &Request, model: &str, stream: bool, max_tokens_field: 
     // DeepSeek wants `reasoning_content` back within the current turn's tool loop only (and
     // older servers refuse it elsewhere): replay it after the person's last message.
     let turn_start = req.messages.iter().rposition(|m| matches!(m, Message::User { synthetic: false, .. }));
-    messages
-        .extend(req.messages.iter().enumerate().map(|(i, m)| message(m, turn_start.is_none_or(|s| i > s))));
+    // Tool messages carry text only: their images follow the run of tool messages as one user
+    // message of image_url parts (a user message inside the run would break the pairing).
+    let mut pending: Vec<Value> = Vec::new();
+    for (i, m) in req.messages.iter().enumerate() {
+        if !matches!(m, Message::Tool { .. }) && !pending.is_empty() {
+            messages.push(json!({"role": "user", "content": std::mem::take(&mut pending)}));
+        }
+        messages.push(message(m, turn_start.is_none_or(|s| i > s)));
+        if let Message::Tool { call_id, images, .. } = m
+            && !images.is_empty()
+        {
+            pending.push(
+                json!({"type": "text", "text": format!("The image(s) returned by tool call {call_id}:")}),
+            );
+            pending.extend(images.iter().map(|img| {
+                json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", img.mime_type, img.base64)}})
+            }));
+        }
+    }
+    if !pending.is_empty() {
+        messages.push(json!({"role": "user", "content": pending}));
+    }
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
     body.insert("messages".into(), Value::Array(messages));

@@ -29,8 +29,22 @@ pub enum Message {
         content: String,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        /// Images the tool returned, sent where the provider and model take them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
 }
+
+/// An image for the model: its media type and its bytes in base64.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    pub mime_type: String,
+    pub base64: String,
+}
+
+/// What one image is counted as in the context budget: about what Anthropic and OpenAI
+/// charge for an image near their size limits (~1,600 tokens for 1.15 megapixels).
+pub const IMAGE_TOKENS: u32 = 1_600;
 
 impl Message {
     pub fn user(text: impl Into<String>) -> Self {

@@ -55,8 +55,13 @@ fn big(tag: &str, lines: usize) -> String {
 /// Adds one model turn calling `name` with `args` and answered with `content`.
 fn turn(t: &mut Transcript, id: &str, name: &str, args: &str, content: &str, mutated: bool, error: bool) {
     t.push(reply(vec![call(id, name, args)]));
-    let msg =
-        Message::Tool { call_id: id.into(), name: name.into(), content: content.into(), is_error: error };
+    let msg = Message::Tool {
+        call_id: id.into(),
+        name: name.into(),
+        content: content.into(),
+        is_error: error,
+        images: vec![],
+    };
     t.push_tool(msg, mutated);
 }
 
