@@ -253,7 +253,8 @@ async fn a_cap_refused_twice_is_an_error_that_says_what_to_set() {
 
 #[tokio::test]
 async fn known_families_never_get_more_than_they_allow_under_the_right_field() {
-    let cases: [(&str, Option<&str>, (Option<u64>, Option<u64>)); 5] = [
+    type Caps = (Option<u64>, Option<u64>);
+    let cases: [(&str, Option<&str>, Caps); 5] = [
         ("gpt-4o", None, (Some(16384), None)),
         ("openai/gpt-4o-mini", None, (Some(16384), None)),
         ("o3-mini", None, (None, Some(32768))),

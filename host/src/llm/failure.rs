@@ -57,7 +57,7 @@ pub(super) struct Target<'a> {
 impl Target<'_> {
     /// An HTTP error status, or an error a server reported inside a reply.
     pub fn status(&self, status: u16, body: ErrorBody, after: Option<Duration>) -> Failure {
-        if status >= 400 && status < 500 && body.is_quota(status) {
+        if (400..500).contains(&status) && body.is_quota(status) {
             let message = format!("{}{}", body.message, self.account_hint());
             return Failure::Fatal(LlmError::Quota { status, message });
         }

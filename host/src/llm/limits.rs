@@ -182,8 +182,7 @@ pub fn refused_cap(message: &str, asked: u32) -> Option<Option<u32>> {
 /// thousands separators.
 fn number_after(text: &str, marker: &str) -> Option<u64> {
     let at = text.find(marker)? + marker.len();
-    let rest =
-        text[at..].trim_start_matches(|c: char| c == ' ' || c == '`' || c == ':' || c == '"' || c == '(');
+    let rest = text[at..].trim_start_matches([' ', '`', ':', '"', '(']);
     let rest = rest.strip_prefix("is ").unwrap_or(rest).trim_start_matches([' ', '`']);
     let digits: String = rest
         .chars()

@@ -57,6 +57,9 @@ fn each_too_large_refusal_names_the_cap_to_use() {
         let b = ErrorBody::parse(&body(file));
         assert_eq!(refused_cap(&format!("{} {}", b.message, b.raw), asked), Some(cap), "{file}");
     }
+    let busy = "Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Used \
+                26000, Requested 6000. Please try again in 8s.";
+    assert_eq!(refused_cap(busy, 4096), None, "an ordinary TPM limit is waited out, not a cap refusal");
     let anthropic = "input length and `max_tokens` exceed context limit: 198000 + 32000 > 200000, decrease \
                      input length or `max_tokens` and try again";
     assert_eq!(refused_cap(anthropic, 32000), Some(Some(2000)));
