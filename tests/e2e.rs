@@ -16,6 +16,7 @@ mod examples;
 mod faults;
 mod grants;
 mod llm;
+mod providers;
 mod session;
 mod skills;
 mod ssrf;

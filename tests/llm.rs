@@ -103,7 +103,11 @@ async fn replies_with_tool_calls_round_trip_in_every_wire_mode() {
             let (r, events) = call(&c, &req).await;
             let r = r.unwrap_or_else(|e| panic!("{mode}: {e}"));
             assert_eq!(r.text, "Let me look at both.", "{mode}");
-            assert_eq!(r.reasoning.as_deref(), Some("I should read the file first."), "{mode}");
+            assert_eq!(
+                r.reasoning.as_ref().map(|x| x.text.as_str()),
+                Some("I should read the file first."),
+                "{mode}"
+            );
             assert_eq!(r.finish, FinishReason::ToolCalls, "{mode}");
             let calls: Vec<(&str, &str)> =
                 r.tool_calls.iter().map(|c| (c.name.as_str(), c.arguments.as_str())).collect();
@@ -124,7 +128,8 @@ async fn replies_with_tool_calls_round_trip_in_every_wire_mode() {
                 );
                 assert!(events.iter().any(|e| matches!(e, Event::Reasoning(_))), "{mode}");
             } else {
-                assert!(events.is_empty(), "{mode}: {events:?}");
+                // A whole reply shows its reasoning in one piece, and nothing else.
+                assert_eq!(events, [Event::Reasoning("I should read the file first.".into())], "{mode}");
             }
 
             req.messages.push(r.to_message());
@@ -133,12 +138,14 @@ async fn replies_with_tool_calls_round_trip_in_every_wire_mode() {
                 name: "read_file".into(),
                 content: "1: hello".into(),
                 is_error: false,
+                images: vec![],
             });
             req.messages.push(Message::Tool {
                 call_id: r.tool_calls[1].id.clone(),
                 name: "grep".into(),
                 content: "error: no tool named 'grep'".into(),
                 is_error: true,
+                images: vec![],
             });
             let (r2, _) = call(&c, &req).await;
             let r2 = r2.unwrap_or_else(|e| panic!("{mode}: {e}"));
@@ -178,7 +185,14 @@ async fn replies_with_tool_calls_round_trip_in_every_wire_mode() {
                     assert_eq!(reqs[0].header("anthropic-version"), Some("2023-06-01"));
                     let msgs = reqs[1].body["messages"].as_array().unwrap();
                     assert_eq!(msgs.len(), 3, "both results in one user message: {msgs:?}");
-                    assert_eq!(msgs[1]["content"][1]["input"], json!({"file_path": "a.txt"}));
+                    // The thinking block goes back first, with its signature, then text and calls.
+                    let blocks = &msgs[1]["content"];
+                    assert_eq!(
+                        blocks[0],
+                        json!({"type": "thinking", "thinking": "I should read the file first.", "signature": "sig"}),
+                        "{mode}"
+                    );
+                    assert_eq!(blocks[2]["input"], json!({"file_path": "a.txt"}));
                 }
             }
             let ua = reqs[0].header("user-agent").unwrap_or_default();

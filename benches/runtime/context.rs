@@ -81,11 +81,17 @@ fn transcript() -> Transcript {
             } else {
                 "Next I look at this.".into()
             },
-            reasoning: Some(slice(PROSE, turn * 3, 6)),
+            reasoning: Some(slice(PROSE, turn * 3, 6).into()),
             tool_calls: vec![ToolCall { id: id.clone(), name: name.into(), arguments: args }],
         });
         t.push_tool(
-            Message::Tool { call_id: id, name: name.into(), content: result, is_error: false },
+            Message::Tool {
+                call_id: id,
+                name: name.into(),
+                content: result,
+                is_error: false,
+                images: Vec::new(),
+            },
             name == "edit_file",
         );
         if turn % 7 == 6 {

@@ -68,6 +68,9 @@ pub enum Step {
     OverflowAs { server: OverflowServer, limit: u64, prompt: u64 },
     /// Waits, then does the inner step.
     Delay(Duration, Box<Step>),
+    /// A recorded reply body sent as it is, whatever the request asked: SSE when it starts
+    /// with "data:", "event:" or an SSE comment, else a JSON body (see tests/data/providers/).
+    Recorded(String),
 }
 
 /// Whose overflow error to send, with its exact body.
@@ -424,6 +427,17 @@ fn run(shared: &Shared, conn: &mut TcpStream, req: &Captured, step: Step) -> std
         Step::Delay(d, inner) => {
             std::thread::sleep(d);
             run(shared, conn, req, *inner)
+        }
+        Step::Recorded(body) => {
+            let t = body.trim_start();
+            if t.starts_with("data:") || t.starts_with("event:") || t.starts_with(':') {
+                start_sse(conn)?;
+                conn.write_all(body.as_bytes())?;
+                conn.flush()?;
+                conn.shutdown(Shutdown::Both)
+            } else {
+                respond(conn, 200, &[], body.as_bytes())
+            }
         }
     }
 }

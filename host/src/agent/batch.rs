@@ -84,11 +84,13 @@ impl Agent<'_> {
         }
         obs.tool_done(call, &outcome);
         let content = self.fit_result(&call.name, outcome.content, obs);
+        let (content, images) = super::images::attach(self.llm, content, outcome.images);
         let msg = Message::Tool {
             call_id: call.id.clone(),
             name: call.name.clone(),
             content,
             is_error: outcome.is_error,
+            images,
         };
         self.transcript.push_tool(msg, changes);
     }
@@ -136,6 +138,7 @@ impl Agent<'_> {
                             name: c.name.clone(),
                             content: "error (interrupted): the person stopped this call".into(),
                             is_error: true,
+                            images: Vec::new(),
                         });
                     }
                     return Err(Outcome::Interrupted);
@@ -209,6 +212,7 @@ async fn call_tool(tools: &Toolbox<'_>, hidden: &BTreeSet<String>, call: &ToolCa
             plugin: None,
             duration: std::time::Duration::ZERO,
             change: None,
+            images: Vec::new(),
         };
     }
     tools.call(call).await

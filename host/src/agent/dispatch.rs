@@ -41,11 +41,20 @@ pub struct CallOutcome {
     pub plugin: Option<String>,
     pub duration: Duration,
     pub change: Option<FileChange>,
+    /// Images the tool returned, before the provider's rules are applied.
+    pub images: Vec<crate::runtime::Image>,
 }
 
 impl CallOutcome {
     fn refused(content: String) -> Self {
-        CallOutcome { content, is_error: true, plugin: None, duration: Duration::ZERO, change: None }
+        CallOutcome {
+            content,
+            is_error: true,
+            plugin: None,
+            duration: Duration::ZERO,
+            change: None,
+            images: Vec::new(),
+        }
     }
 }
 
@@ -155,13 +164,7 @@ impl Toolbox<'_> {
         match report.result {
             Ok(out) => {
                 let mut content = out.text;
-                if !out.images.is_empty() {
-                    content.push_str(&format!(
-                        "\n[{} image(s) returned; this model connection carries text only]",
-                        out.images.len()
-                    ));
-                }
-                if content.trim().is_empty() {
+                if content.trim().is_empty() && out.images.is_empty() {
                     content = "(the tool returned no output)".to_string();
                 }
                 let change = watched.map(|(path, abs)| FileChange {
@@ -169,7 +172,14 @@ impl Toolbox<'_> {
                     before: before.flatten(),
                     after: read_small(&abs),
                 });
-                CallOutcome { content, is_error: false, plugin: plugin_name, duration, change }
+                CallOutcome {
+                    content,
+                    is_error: false,
+                    plugin: plugin_name,
+                    duration,
+                    change,
+                    images: out.images,
+                }
             }
             Err(e) => CallOutcome {
                 content: error_text(&e),
@@ -177,6 +187,7 @@ impl Toolbox<'_> {
                 plugin: plugin_name,
                 duration,
                 change: None,
+                images: Vec::new(),
             },
         }
     }

@@ -4,6 +4,7 @@
 mod batch;
 pub mod dispatch;
 pub mod history;
+mod images;
 mod manage;
 mod model;
 pub mod observer;

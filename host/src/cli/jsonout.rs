@@ -50,6 +50,7 @@ impl Observer for StreamJson {
         match e {
             Event::Text(t) => emit(json!({"type": "text", "text": t})),
             Event::Reasoning(t) => emit(json!({"type": "reasoning", "text": t})),
+            Event::Notice(m) => emit(json!({"type": "notice", "text": m})),
             Event::Retry { attempt, wait, reason } => emit(json!({
                 "type": "retry", "attempt": attempt, "wait_ms": wait.as_millis() as u64, "reason": reason
             })),

@@ -133,6 +133,17 @@ pub struct GlobalArgs {
     /// Cap on one model reply, in tokens [default: 32768]
     #[arg(long, global = true, value_name = "TOKENS", help_heading = "Model")]
     pub max_output_tokens: Option<u32>,
+    /// How hard the model thinks: off, low, medium or high, mapped to the provider's setting
+    /// [env: CORRAL_REASONING_EFFORT] [default: the provider's]
+    #[arg(long, global = true, alias = "thinking", value_name = "LEVEL", help_heading = "Model")]
+    pub reasoning_effort: Option<String>,
+    /// The reply-cap field for OpenAI-compatible servers: max_tokens or max_completion_tokens
+    /// [default: by server and model family]
+    #[arg(long, global = true, value_name = "FIELD", help_heading = "Model")]
+    pub token_param: Option<String>,
+    /// Whether tool images go to the model: auto, true or false [default: auto]
+    #[arg(long, global = true, value_name = "WHEN", help_heading = "Model")]
+    pub images: Option<String>,
     /// Sampling temperature, 0 to 2 [default: the provider's]
     #[arg(long, global = true, value_name = "T", help_heading = "Model")]
     pub temperature: Option<f32>,

@@ -157,6 +157,10 @@ impl Observer for Terminal {
                 eprint!("{t}");
                 self.mid_line = true;
             }
+            Event::Notice(m) => {
+                self.end_line();
+                eprintln!("{}note: {m}{}", s.dim, s.reset);
+            }
             Event::Retry { attempt, wait, reason } => {
                 self.end_line();
                 eprintln!(

@@ -36,6 +36,13 @@ pub fn client(s: &Settings) -> Result<Client, String> {
         base: Duration::from_millis(m.retry_base_ms),
         ..RetryPolicy::default()
     };
+    cfg.token_param = m.token_param.clone();
+    cfg.effort = m.reasoning_effort.as_deref().and_then(crate::llm::Effort::parse);
+    cfg.images = match m.images.as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    };
     Client::new(cfg).map_err(|e| e.to_string())
 }
 

@@ -89,6 +89,9 @@ pub fn flag_layer(g: &GlobalArgs, cwd: &Path) -> Flags {
         .opt("model.max_context_tokens", "--max-context-tokens", g.max_context_tokens)
         .opt("model.max_output_tokens", "--max-output-tokens", g.max_output_tokens)
         .opt("model.temperature", "--temperature", g.temperature)
+        .opt("model.reasoning_effort", "--reasoning-effort", g.reasoning_effort.clone())
+        .opt("model.token_param", "--token-param", g.token_param.clone())
+        .opt("model.images", "--images", g.images.clone())
         .opt("model.retries", "--retries", g.retries)
         .opt("model.retry_base_ms", "--retry-base-ms", g.retry_base_ms)
         .opt("model.timeout_secs", "--provider-timeout", g.provider_timeout)
@@ -418,6 +421,12 @@ mod tests {
             "100",
             "--temperature",
             "0.5",
+            "--reasoning-effort",
+            "low",
+            "--token-param",
+            "max_tokens",
+            "--images",
+            "false",
             "--retries",
             "2",
             "--retry-base-ms",

@@ -99,6 +99,12 @@ impl KeyDef {
 
 /// The model providers corral can talk to.
 pub const PROVIDERS: &[&str] = &["openai", "anthropic", "ollama", "llamacpp", "lmstudio", "openrouter"];
+/// `model.reasoning_effort` values.
+pub const EFFORTS: &[&str] = &["off", "low", "medium", "high"];
+/// `model.images` values.
+pub const IMAGES: &[&str] = &["auto", "true", "false"];
+/// `model.token_param` values.
+pub const TOKEN_PARAMS: &[&str] = &["max_tokens", "max_completion_tokens"];
 /// The `[output] format` values.
 pub const FORMATS: &[&str] = &["text", "json", "stream-json"];
 /// The `[output] color` values.
@@ -179,6 +185,9 @@ pub static KEYS: &[KeyDef] = &[
     free("model.retry_base_ms", uint(0, 600_000), Some(Plain("CORRAL_RETRY_BASE_MS"))),
     free("model.timeout_secs", uint(1, 86_400), None),
     free("model.stream", Kind::Bool, None),
+    free("model.reasoning_effort", Kind::Choice(EFFORTS), Some(Plain("CORRAL_REASONING_EFFORT"))),
+    free("model.token_param", Kind::Choice(TOKEN_PARAMS), None),
+    free("model.images", Kind::Choice(IMAGES), None),
     free("agent.max_turns", uint(1, U32), Some(Plain("CORRAL_MAX_TURNS"))),
     free("agent.history", Kind::Bool, None),
     free("agent.continue", Kind::Bool, None),

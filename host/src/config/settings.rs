@@ -104,6 +104,12 @@ pub struct ModelSettings {
     pub retry_base_ms: u64,
     pub timeout_secs: u64,
     pub stream: bool,
+    /// One of `keys::EFFORTS`; `None` leaves thinking to the server.
+    pub reasoning_effort: Option<String>,
+    /// One of `keys::TOKEN_PARAMS`; `None` decides by server and model.
+    pub token_param: Option<String>,
+    /// One of `keys::IMAGES`: whether tool images go to the model ("auto": by provider and model).
+    pub images: String,
 }
 
 /// How the agent loop runs (`[agent]`).
@@ -235,6 +241,9 @@ impl Default for ModelSettings {
             retry_base_ms: 1000,
             timeout_secs: 600,
             stream: true,
+            reasoning_effort: None,
+            token_param: None,
+            images: "auto".into(),
         }
     }
 }
@@ -295,6 +304,9 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "model.retry_base_ms" => Value::Int(m.retry_base_ms),
         "model.timeout_secs" => Value::Int(m.timeout_secs),
         "model.stream" => Value::Bool(m.stream),
+        "model.reasoning_effort" => opt_str(&m.reasoning_effort),
+        "model.token_param" => opt_str(&m.token_param),
+        "model.images" => Value::Str(m.images.clone()),
         "agent.max_turns" => Value::Int(a.max_turns.into()),
         "agent.history" => Value::Bool(a.history),
         "agent.continue" => Value::Bool(a.continue_file),
@@ -351,6 +363,9 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
         ("model.retry_base_ms", Value::Int(n)) => m.retry_base_ms = n,
         ("model.timeout_secs", Value::Int(n)) => m.timeout_secs = n,
         ("model.stream", Value::Bool(b)) => m.stream = b,
+        ("model.reasoning_effort", Value::Str(x)) => m.reasoning_effort = Some(x),
+        ("model.token_param", Value::Str(x)) => m.token_param = Some(x),
+        ("model.images", Value::Str(x)) => m.images = x,
         ("agent.max_turns", Value::Int(n)) => a.max_turns = u32_of(n),
         ("agent.history", Value::Bool(b)) => a.history = b,
         ("agent.continue", Value::Bool(b)) => a.continue_file = b,

@@ -90,7 +90,13 @@ mod tests {
     }
 
     fn result(id: &str) -> Message {
-        Message::Tool { call_id: id.into(), name: "read_file".into(), content: "r".into(), is_error: false }
+        Message::Tool {
+            call_id: id.into(),
+            name: "read_file".into(),
+            content: "r".into(),
+            is_error: false,
+            images: Vec::new(),
+        }
     }
 
     /// The roles that alternation counts, in order (tool results and tool-calling turns left out).

@@ -102,14 +102,16 @@ pub fn message(m: &Message, reasoning: bool, how: Option<bool>) -> Count {
         Message::Assistant { text, reasoning: r, tool_calls } => {
             let mut n = c(text);
             if reasoning && let Some(r) = r {
-                n = n.and(c(r));
+                n = n.and(c(&r.text));
             }
             for call in tool_calls {
                 n = n.and(c(&call.name)).and(c(&call.arguments)).plus(PER_CALL);
             }
             n
         }
-        Message::Tool { name, content, .. } => c(content).and(c(name)).plus(PER_MESSAGE),
+        Message::Tool { name, content, images, .. } => c(content)
+            .and(c(name))
+            .plus(PER_MESSAGE + crate::llm::IMAGE_TOKENS * u32::try_from(images.len()).unwrap_or(u32::MAX)),
     };
     body.plus(PER_MESSAGE)
 }
@@ -279,7 +281,7 @@ mod tests {
         };
         let m = Message::Assistant {
             text: "Let me look.".into(),
-            reasoning: Some("x ".repeat(100)),
+            reasoning: Some("x ".repeat(100).into()),
             tool_calls: vec![call],
         };
         let without = message(&m, false, Some(true)).n;

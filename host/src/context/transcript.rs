@@ -288,7 +288,13 @@ pub(crate) mod tests {
     }
 
     pub fn result(id: &str, name: &str, content: &str) -> Message {
-        Message::Tool { call_id: id.into(), name: name.into(), content: content.into(), is_error: false }
+        Message::Tool {
+            call_id: id.into(),
+            name: name.into(),
+            content: content.into(),
+            is_error: false,
+            images: Vec::new(),
+        }
     }
 
     #[test]

@@ -4,7 +4,9 @@
 use super::error::WireError;
 use super::openai::EMPTY_REPLY;
 use super::sse::SseEvent;
-use super::types::{Event, FinishReason, Message, Request, Response, ToolCall, Usage};
+use super::types::{
+    Effort, Event, FinishReason, Message, Reasoning, Replay, Request, Response, ToolCall, Usage,
+};
 use serde_json::{Map, Value, json};
 
 /// The API version sent in `anthropic-version`.
@@ -13,12 +15,33 @@ pub const API_VERSION: &str = "2023-06-01";
 /// max_tokens is required here; this is sent when the request leaves it at 0.
 const DEFAULT_MAX_TOKENS: u32 = 8192;
 
-/// The body of POST {base}/v1/messages.
-pub fn request_body(req: &Request, model: &str, stream: bool) -> Value {
+/// The smallest thinking budget the API accepts.
+const MIN_THINKING: u32 = 1024;
+
+/// The thinking budget for an effort: a share of the reply cap, at most a fixed ceiling per
+/// level, and always below the cap (the API requires budget_tokens < max_tokens).
+fn thinking_budget(effort: Effort, max: u32) -> Option<u32> {
+    let ceiling = match effort {
+        Effort::Off => return None,
+        Effort::Low => 4_096,
+        Effort::Medium => 16_384,
+        Effort::High => 32_000,
+    };
+    let budget = ceiling.min(max.saturating_sub(MIN_THINKING).max(max / 2));
+    (budget >= MIN_THINKING && budget < max).then_some(budget)
+}
+
+/// The body of POST {base}/v1/messages with reply cap `cap` (0: the default) and thinking
+/// set from `effort`.
+pub fn request_body(req: &Request, model: &str, stream: bool, cap: u32, effort: Option<Effort>) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
-    let max = if req.max_tokens > 0 { req.max_tokens } else { DEFAULT_MAX_TOKENS };
+    let max = if cap > 0 { cap } else { DEFAULT_MAX_TOKENS };
     body.insert("max_tokens".into(), json!(max));
+    let budget = effort.and_then(|e| thinking_budget(e, max));
+    if let Some(b) = budget {
+        body.insert("thinking".into(), json!({"type": "enabled", "budget_tokens": b}));
+    }
     if !req.system.is_empty() {
         body.insert("system".into(), json!(req.system));
     }
@@ -31,7 +54,8 @@ pub fn request_body(req: &Request, model: &str, stream: bool) -> Value {
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    if let Some(t) = req.temperature {
+    // Thinking allows no temperature but the default.
+    if let (Some(t), None) = (req.temperature, budget) {
         body.insert("temperature".into(), json!(t));
     }
     if stream {
@@ -63,8 +87,12 @@ fn blocks(m: &Message) -> (&'static str, Vec<Value>) {
         Message::User { text, .. } => {
             ("user", vec![text_block(if text.is_empty() { "(empty message)" } else { text })])
         }
-        Message::Assistant { text, tool_calls, .. } => {
+        Message::Assistant { text, tool_calls, reasoning } => {
             let mut b = Vec::with_capacity(tool_calls.len() + 1);
+            // Thinking blocks go back first, exactly as received (signature and all).
+            if let Some(Replay::Anthropic { blocks }) = reasoning.as_ref().and_then(|r| r.replay.as_ref()) {
+                b.extend(blocks.iter().cloned());
+            }
             if !text.is_empty() || tool_calls.is_empty() {
                 b.push(text_block(if text.is_empty() { EMPTY_REPLY } else { text }));
             }
@@ -74,12 +102,18 @@ fn blocks(m: &Message) -> (&'static str, Vec<Value>) {
             }
             ("assistant", b)
         }
-        Message::Tool { call_id, content, is_error, .. } => {
-            let mut b = json!({
-                "type": "tool_result",
-                "tool_use_id": tool_id(call_id),
-                "content": if content.is_empty() { "(no output)" } else { content },
-            });
+        Message::Tool { call_id, content, is_error, images, .. } => {
+            let text = if content.is_empty() { "(no output)" } else { content };
+            let content = if images.is_empty() {
+                json!(text)
+            } else {
+                let mut parts = vec![text_block(text)];
+                parts.extend(images.iter().map(|img| {
+                    json!({"type": "image", "source": {"type": "base64", "media_type": img.mime_type, "data": img.base64}})
+                }));
+                Value::Array(parts)
+            };
+            let mut b = json!({"type": "tool_result", "tool_use_id": tool_id(call_id), "content": content});
             if *is_error {
                 b["is_error"] = json!(true);
             }
@@ -123,7 +157,11 @@ pub fn parse_response(v: &Value) -> Result<Response, WireError> {
     for b in blocks {
         match b["type"].as_str() {
             Some("text") => r.text.push_str(b["text"].as_str().unwrap_or_default()),
-            Some("thinking") => r.reasoning.push_str(b["thinking"].as_str().unwrap_or_default()),
+            Some("thinking") => {
+                r.reasoning.push_str(b["thinking"].as_str().unwrap_or_default());
+                r.blocks.push(b.clone());
+            }
+            Some("redacted_thinking") => r.blocks.push(b.clone()),
             Some("tool_use") => r.calls.push(ToolCall {
                 id: b["id"]
                     .as_str()
@@ -153,6 +191,8 @@ fn input_text(v: &Value) -> String {
 struct Reply {
     text: String,
     reasoning: String,
+    /// Thinking and redacted-thinking blocks, for replay.
+    blocks: Vec<Value>,
     calls: Vec<ToolCall>,
     stop: Option<String>,
     usage: Usage,
@@ -184,9 +224,10 @@ impl Reply {
         } else {
             finish
         };
+        let replay = (!self.blocks.is_empty()).then_some(Replay::Anthropic { blocks: self.blocks });
         Response {
             text: self.text,
-            reasoning: Some(self.reasoning).filter(|r| !r.is_empty()),
+            reasoning: Reasoning::of(self.reasoning, replay),
             tool_calls: self.calls,
             finish,
             usage: self.usage,
@@ -198,7 +239,13 @@ impl Reply {
 #[derive(Debug)]
 enum Block {
     Text,
-    Thinking,
+    /// A thinking block: its text and signature so far.
+    Thinking {
+        text: String,
+        signature: String,
+    },
+    /// A redacted thinking block, kept whole.
+    Redacted(Value),
     /// A tool call: its place in `calls`, the input JSON so far, and the input the start event gave.
     Tool {
         call: usize,
@@ -257,9 +304,11 @@ impl Stream {
                 Block::Text
             }
             Some("thinking") => {
-                self.thinking(b["thinking"].as_str().unwrap_or_default(), out);
-                Block::Thinking
+                let text = b["thinking"].as_str().unwrap_or_default().to_string();
+                self.thinking(&text, out);
+                Block::Thinking { text, signature: b["signature"].as_str().unwrap_or_default().to_string() }
             }
+            Some("redacted_thinking") => Block::Redacted(b.clone()),
             Some("tool_use") => {
                 self.reply.calls.push(ToolCall {
                     id: b["id"]
@@ -286,7 +335,22 @@ impl Stream {
         let d = &v["delta"];
         match d["type"].as_str() {
             Some("text_delta") => self.text(d["text"].as_str().unwrap_or_default(), out),
-            Some("thinking_delta") => self.thinking(d["thinking"].as_str().unwrap_or_default(), out),
+            Some("thinking_delta") => {
+                let t = d["thinking"].as_str().unwrap_or_default();
+                self.thinking(t, out);
+                if let Some((_, Block::Thinking { text, .. })) =
+                    self.blocks.iter_mut().find(|(i, _)| *i == index)
+                {
+                    text.push_str(t);
+                }
+            }
+            Some("signature_delta") => {
+                if let Some((_, Block::Thinking { signature, .. })) =
+                    self.blocks.iter_mut().find(|(i, _)| *i == index)
+                {
+                    signature.push_str(d["signature"].as_str().unwrap_or_default());
+                }
+            }
             Some("input_json_delta") => {
                 if let Some((_, Block::Tool { json, .. })) = self.blocks.iter_mut().find(|(i, _)| *i == index)
                 {
@@ -300,11 +364,18 @@ impl Stream {
     /// Settles a finished block: a tool call gets its input JSON text (once).
     fn block_stop(&mut self, index: u64) {
         let Some((_, block)) = self.blocks.iter_mut().find(|(i, _)| *i == index) else { return };
-        if let Block::Tool { call, json, initial } = std::mem::replace(block, Block::Other) {
-            let args = [json, initial].into_iter().find(|s| !s.is_empty()).unwrap_or_else(|| "{}".into());
-            if let Some(c) = self.reply.calls.get_mut(call) {
-                c.arguments = args;
+        match std::mem::replace(block, Block::Other) {
+            Block::Tool { call, json, initial } => {
+                let args = [json, initial].into_iter().find(|s| !s.is_empty()).unwrap_or_else(|| "{}".into());
+                if let Some(c) = self.reply.calls.get_mut(call) {
+                    c.arguments = args;
+                }
             }
+            Block::Thinking { text, signature } => {
+                self.reply.blocks.push(json!({"type": "thinking", "thinking": text, "signature": signature}));
+            }
+            Block::Redacted(v) => self.reply.blocks.push(v),
+            Block::Text | Block::Other => {}
         }
     }
 

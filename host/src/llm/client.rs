@@ -6,7 +6,7 @@ use super::error::{ErrorBody, LlmError, WireError, clip};
 use super::failure::{Failure, Retry, Target, chain, retry_after};
 use super::sse::{SseDecoder, SseEvent};
 use super::types::{Event, Request, Response};
-use super::{anthropic, openai};
+use super::{anthropic, limits, openai};
 use futures_util::StreamExt;
 use reqwest::header::CONTENT_TYPE;
 use std::sync::Arc;
@@ -60,13 +60,21 @@ impl Client {
     }
 
     /// Whether requests carry the model's earlier reasoning back to it (so it costs
-    /// context). Neither wire format does: reasoning is shown to the person, not replayed.
+    /// context). Only the provider-specific replay travels back (Anthropic thinking blocks,
+    /// DeepSeek `reasoning_content`), and mostly within one tool loop, so it is not counted.
     pub fn replays_reasoning(&self) -> bool {
         false
     }
 
-    fn target(&self) -> Target<'_> {
-        Target { cfg: &self.inner.cfg, endpoint: &self.inner.endpoint }
+    /// Whether tool images are sent: as configured, else for Anthropic and for OpenAI-compatible
+    /// models of a family known to see images.
+    pub fn accepts_images(&self) -> bool {
+        let cfg = &self.inner.cfg;
+        cfg.images.unwrap_or(cfg.kind == ProviderKind::Anthropic || limits::sees_images(&cfg.model))
+    }
+
+    fn target(&self, asked: u32) -> Target<'_> {
+        Target { cfg: &self.inner.cfg, endpoint: &self.inner.endpoint, asked }
     }
 
     pub(super) fn http(&self) -> &reqwest::Client {
@@ -81,22 +89,62 @@ impl Client {
         on_event: &mut (dyn FnMut(Event) + Send),
     ) -> Result<Response, LlmError> {
         let cfg = &self.inner.cfg;
-        let body = match cfg.kind {
-            ProviderKind::OpenAi => {
-                let field = if cfg.base_url.contains("://api.openai.com") {
-                    "max_completion_tokens"
-                } else {
-                    "max_tokens"
-                };
-                openai::request_body(req, &cfg.model, cfg.stream, field)
+        let mut asked = self.output_cap(req.max_tokens);
+        let mut lowered = false;
+        loop {
+            match self.complete_with(req, asked, on_event).await {
+                Err(LlmError::OutputCap { message, asked: refused, .. }) if !lowered => {
+                    let named = limits::refused_cap(&message, refused).flatten();
+                    let next = named.or_else(|| limits::output_cap(&cfg.model).filter(|n| *n < refused));
+                    let next = next.unwrap_or(refused / 2).max(1);
+                    on_event(Event::Notice(format!(
+                        "the model server refused a reply cap of {refused} tokens; retrying once with {next} \
+                         (set --max-output-tokens to choose it)"
+                    )));
+                    asked = next;
+                    lowered = true;
+                }
+                other => return other,
             }
-            ProviderKind::Anthropic => anthropic::request_body(req, &cfg.model, cfg.stream),
-        };
-        let body = body.to_string().into_bytes();
+        }
+    }
+
+    /// The reply cap to send: the one asked for, never above what the model is known to allow.
+    fn output_cap(&self, asked: u32) -> u32 {
+        match limits::output_cap(&self.inner.cfg.model) {
+            Some(max) if asked > max => max,
+            _ => asked,
+        }
+    }
+
+    /// The request body with reply cap `cap`.
+    pub(super) fn body(&self, req: &Request, cap: u32) -> serde_json::Value {
+        let cfg = &self.inner.cfg;
+        match cfg.kind {
+            ProviderKind::OpenAi => {
+                let field = limits::token_param(cfg.token_param.as_deref(), &cfg.base_url, &cfg.model);
+                let mut body = openai::request_body(req, &cfg.model, cfg.stream, field, cap);
+                openai::add_effort(&mut body, cfg.effort, &cfg.base_url);
+                body
+            }
+            ProviderKind::Anthropic => anthropic::request_body(req, &cfg.model, cfg.stream, cap, cfg.effort),
+        }
+    }
+
+    /// One model call with retries, with reply cap `cap`.
+    async fn complete_with(
+        &self,
+        req: &Request,
+        cap: u32,
+        on_event: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<Response, LlmError> {
+        let cfg = &self.inner.cfg;
+        let body = self.body(req, cap).to_string().into_bytes();
         let attempts = cfg.retry.attempts.max(1);
         let mut n = 1;
         loop {
-            match self.attempt(&body, on_event).await {
+            match self.attempt(&body, cap, on_event).await {
+                Ok(r) if cfg.truncates_silently => return truncation(req, r),
                 Ok(r) => return Ok(r),
                 Err(Failure::Fatal(e)) => return Err(e),
                 Err(Failure::Retry { kind, .. }) if n >= attempts => return Err(kind.into_error(n)),
@@ -113,6 +161,7 @@ impl Client {
     async fn attempt(
         &self,
         body: &[u8],
+        cap: u32,
         on_event: &mut (dyn FnMut(Event) + Send),
     ) -> Result<Response, Failure> {
         let cfg = &self.inner.cfg;
@@ -121,19 +170,19 @@ impl Client {
         if cfg.stream {
             rb = rb.header(reqwest::header::ACCEPT, "text/event-stream");
         }
-        let resp = rb.body(body.to_vec()).send().await.map_err(|e| self.target().transport(&e, false))?;
+        let resp = rb.body(body.to_vec()).send().await.map_err(|e| self.target(cap).transport(&e, false))?;
         let status = resp.status().as_u16();
         if !resp.status().is_success() {
             let after = retry_after(resp.headers());
             let text = resp.text().await.unwrap_or_default();
-            return Err(self.target().status(status, ErrorBody::parse(&text), after));
+            return Err(self.target(cap).status(status, ErrorBody::parse(&text), after));
         }
         let ctype =
             resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
         if ctype.contains("event-stream") || (cfg.stream && !ctype.contains("json")) {
-            return self.read_stream(resp, on_event).await;
+            return self.read_stream(resp, cap, on_event).await;
         }
-        let bytes = resp.bytes().await.map_err(|e| self.target().transport(&e, true))?;
+        let bytes = resp.bytes().await.map_err(|e| self.target(cap).transport(&e, true))?;
         let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| Failure::Retry {
             kind: Retry::Protocol(format!(
                 "the reply is not JSON ({e}): {}",
@@ -145,7 +194,12 @@ impl Client {
             ProviderKind::OpenAi => openai::parse_response(&v),
             ProviderKind::Anthropic => anthropic::parse_response(&v),
         };
-        parsed.map_err(|e| self.target().wire(e))
+        let r = parsed.map_err(|e| self.target(cap).wire(e))?;
+        // A whole reply shows its reasoning too, as one piece.
+        if let Some(text) = r.reasoning.as_ref().map(|x| x.text.clone()).filter(|t| !t.is_empty()) {
+            on_event(Event::Reasoning(text));
+        }
+        Ok(r)
     }
 
     /// Adds the credentials and protocol headers.
@@ -167,6 +221,7 @@ impl Client {
     async fn read_stream(
         &self,
         resp: reqwest::Response,
+        cap: u32,
         on_event: &mut (dyn FnMut(Event) + Send),
     ) -> Result<Response, Failure> {
         let mut bytes = resp.bytes_stream();
@@ -176,16 +231,16 @@ impl Client {
             ProviderKind::Anthropic => Decoder::Anthropic(anthropic::Stream::new()),
         };
         while let Some(chunk) = bytes.next().await {
-            let chunk = chunk.map_err(|e| self.target().transport(&e, true))?;
+            let chunk = chunk.map_err(|e| self.target(cap).transport(&e, true))?;
             for ev in sse.feed(&chunk) {
-                dec.event(&ev, on_event).map_err(|e| self.target().wire(e))?;
+                dec.event(&ev, on_event).map_err(|e| self.target(cap).wire(e))?;
                 if dec.done() {
                     return Ok(dec.finish());
                 }
             }
         }
         if let Some(ev) = sse.finish() {
-            dec.event(&ev, on_event).map_err(|e| self.target().wire(e))?;
+            dec.event(&ev, on_event).map_err(|e| self.target(cap).wire(e))?;
         }
         if dec.complete() {
             return Ok(dec.finish());
@@ -198,6 +253,25 @@ impl Client {
             after: None,
         })
     }
+}
+
+/// A reply from a server that truncates silently (Ollama): when it counted far fewer prompt
+/// tokens than the request holds, the model saw only the end of the conversation, so this is
+/// reported as an overflow at the size it kept (its `num_ctx`) and compaction can run.
+fn truncation(req: &Request, r: Response) -> Result<Response, LlmError> {
+    let counted = r.usage.input_tokens;
+    let estimate = limits::rough_tokens(req);
+    if counted == 0 || estimate < 1024 || estimate < counted.saturating_mul(2) {
+        return Ok(r);
+    }
+    Err(LlmError::ContextOverflow {
+        message: format!(
+            "the server counted {counted} prompt tokens for a request of about {estimate}: it cut the \
+             conversation to its context size (Ollama's num_ctx; raise it with OLLAMA_CONTEXT_LENGTH or \
+             PARAMETER num_ctx in a Modelfile)"
+        ),
+        limit: Some(counted),
+    })
 }
 
 /// The streamed reply of either protocol.

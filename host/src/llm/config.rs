@@ -87,6 +87,16 @@ pub struct ClientConfig {
     pub timeout: Duration,
     pub retry: RetryPolicy,
     pub user_agent: String,
+    /// The name of the output-cap field for OpenAI-compatible servers ("max_tokens" or
+    /// "max_completion_tokens"); `None` decides by server and model family.
+    pub token_param: Option<String>,
+    /// How hard the model should think; `None` leaves it to the server.
+    pub effort: Option<super::types::Effort>,
+    /// Whether the model takes images; `None` decides by provider and model family.
+    pub images: Option<bool>,
+    /// The server cuts an overlong prompt to fit instead of refusing it (Ollama, whose
+    /// OpenAI-compatible API cannot set `num_ctx`): truncation is detected from its usage.
+    pub truncates_silently: bool,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -100,6 +110,10 @@ impl std::fmt::Debug for ClientConfig {
             .field("timeout", &self.timeout)
             .field("retry", &self.retry)
             .field("user_agent", &self.user_agent)
+            .field("token_param", &self.token_param)
+            .field("effort", &self.effort)
+            .field("images", &self.images)
+            .field("truncates_silently", &self.truncates_silently)
             .finish()
     }
 }
@@ -119,6 +133,10 @@ impl ClientConfig {
             timeout: Duration::from_secs(600),
             retry: RetryPolicy::default(),
             user_agent: format!("corral/{}", env!("CARGO_PKG_VERSION")),
+            token_param: None,
+            effort: None,
+            images: None,
+            truncates_silently: false,
         }
     }
 
@@ -178,7 +196,9 @@ impl ClientConfig {
                 key_hint(key_envs)
             )));
         }
-        Ok(ClientConfig::new(kind, &url, &model, api_key))
+        let mut cfg = ClientConfig::new(kind, &url, &model, api_key);
+        cfg.truncates_silently = preset.is_some_and(|p| p.name == "ollama") || url.contains(":11434");
+        Ok(cfg)
     }
 
     /// Where this config's key may come from, for advice: "--api-key, CORRAL_API_KEY or

@@ -17,6 +17,19 @@ pub enum LlmError {
     Auth { status: u16, message: String },
 
     #[error(
+        "the model provider refused the request for quota or billing (HTTP {status}): {message}. \
+         This is not a rate limit and waiting will not help: add credit or raise the quota in the \
+         provider account, or use another key (--api-key) or provider"
+    )]
+    Quota { status: u16, message: String },
+
+    #[error(
+        "the model server refused the reply cap of {asked} tokens as too large (HTTP {status}): {message}. \
+         Set a smaller cap with --max-output-tokens (model.max_output_tokens)"
+    )]
+    OutputCap { status: u16, message: String, asked: u32 },
+
+    #[error(
         "the model server rejected the request (HTTP {status}): {message}. \
          Check the model name (--model) and the endpoint (--base-url, --provider)"
     )]
@@ -72,6 +85,8 @@ impl ErrorBody {
     }
 
     pub fn from_json(v: &serde_json::Value, raw: String) -> ErrorBody {
+        // Gemini's OpenAI-compatible endpoint wraps its error in a one-element list.
+        let v = v.as_array().and_then(|a| a.first()).unwrap_or(v);
         let err = v.get("error").unwrap_or(v);
         let message = match err {
             serde_json::Value::String(s) => s.clone(),
@@ -92,8 +107,13 @@ impl ErrorBody {
     pub fn is_overflow(&self) -> bool {
         const CODES: [&str; 3] =
             ["context_length_exceeded", "exceed_context_size_error", "request_too_large"];
-        const TEXTS: [&str; 9] = [
+        const TEXTS: [&str; 14] = [
             "prompt is too long",
+            "maximum prompt length",
+            "input token count",
+            "maximum number of tokens allowed",
+            "maximum model length",
+            "reduce the length of the messages",
             "context length",
             "context window",
             "context size",
@@ -108,6 +128,20 @@ impl ErrorBody {
         CODES.iter().any(|c| code == *c || all.contains(c)) || TEXTS.iter().any(|t| all.contains(t))
     }
 
+    /// Whether this error is about money or quota rather than speed: OpenAI's
+    /// `insufficient_quota`, HTTP 402, or a billing text without a "retry in" hint.
+    pub fn is_quota(&self, status: u16) -> bool {
+        const CODES: [&str; 4] =
+            ["insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "payment_required"];
+        let code = self.code.to_ascii_lowercase();
+        let all = format!("{} {}", self.message, self.raw).to_ascii_lowercase();
+        if status == 402 || CODES.iter().any(|c| code == *c || all.contains(c)) {
+            return true;
+        }
+        let money = ["billing", "insufficient credits", "insufficient balance", "credit balance is too low"];
+        money.iter().any(|t| all.contains(t)) && !all.contains("retrydelay") && !all.contains("retry in")
+    }
+
     /// The context limit the server names, if it names one.
     pub fn limit(&self) -> Option<u64> {
         context_limit(&self.message).or_else(|| context_limit(&self.raw))
@@ -118,8 +152,12 @@ impl ErrorBody {
 /// "210000 tokens > 200000 maximum", "exceeds the context window of N", "n_ctx = N",
 /// "\"n_ctx\": N", "context size (N tokens)", "context length of only N".
 pub(super) fn context_limit(text: &str) -> Option<u64> {
-    const MARKERS: [&str; 10] = [
+    const MARKERS: [&str; 14] = [
         "maximum context length is",
+        "too large for model with",
+        "maximum prompt length is",
+        "maximum number of tokens allowed (",
+        "maximum model length of",
         "tokens >",
         "context window of",
         "context window is",

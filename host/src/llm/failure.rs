@@ -3,6 +3,7 @@
 
 use super::config::ClientConfig;
 use super::error::{ErrorBody, LlmError, WireError};
+use super::limits;
 use super::retry::{self, MAX_RETRY_AFTER, parse_retry_after};
 use reqwest::header::HeaderMap;
 use std::time::{Duration, SystemTime};
@@ -49,11 +50,22 @@ pub(super) struct Target<'a> {
     pub cfg: &'a ClientConfig,
     /// The URL requests go to.
     pub endpoint: &'a str,
+    /// The output cap the request asked for.
+    pub asked: u32,
 }
 
 impl Target<'_> {
     /// An HTTP error status, or an error a server reported inside a reply.
     pub fn status(&self, status: u16, body: ErrorBody, after: Option<Duration>) -> Failure {
+        if (400..500).contains(&status) && body.is_quota(status) {
+            let message = format!("{}{}", body.message, self.account_hint());
+            return Failure::Fatal(LlmError::Quota { status, message });
+        }
+        let cap_text = format!("{} {}", body.message, body.raw);
+        if matches!(status, 400 | 413 | 422 | 429) && limits::refused_cap(&cap_text, self.asked).is_some() {
+            let (message, asked) = (body.message, self.asked);
+            return Failure::Fatal(LlmError::OutputCap { status, message, asked });
+        }
         if matches!(status, 400 | 413 | 422) && body.is_overflow() {
             let limit = body.limit();
             return Failure::Fatal(LlmError::ContextOverflow { message: body.message, limit });
@@ -74,6 +86,20 @@ impl Target<'_> {
         }
         let message = if status == 404 { format!("{message} (at {})", self.endpoint) } else { message };
         Failure::Fatal(LlmError::Request { status, message })
+    }
+
+    /// Where the person sees their balance, for the known providers.
+    fn account_hint(&self) -> &'static str {
+        let url = self.endpoint;
+        if url.contains("api.openai.com") {
+            " (see platform.openai.com/settings/organization/billing)"
+        } else if url.contains("api.anthropic.com") {
+            " (see console.anthropic.com/settings/billing)"
+        } else if url.contains("openrouter.ai") {
+            " (see openrouter.ai/settings/credits)"
+        } else {
+            ""
+        }
     }
 
     /// A reply that could not be read, or held an error.

@@ -8,6 +8,7 @@ mod client;
 mod config;
 mod error;
 mod failure;
+pub mod limits;
 mod openai;
 mod probe;
 mod retry;

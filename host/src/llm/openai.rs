@@ -3,21 +3,47 @@
 
 use super::error::WireError;
 use super::sse::SseEvent;
-use super::types::{Event, FinishReason, Message, Request, Response, ToolCall, Usage};
+use super::types::{
+    Effort, Event, FinishReason, Message, Reasoning, Replay, Request, Response, ToolCall, Usage,
+};
 use serde_json::{Map, Value, json};
 
 /// The text sent for an assistant turn that said nothing and called nothing; some servers
 /// refuse empty assistant messages.
 pub const EMPTY_REPLY: &str = "(empty response)";
 
-/// The body of POST {base}/chat/completions. `max_tokens_field` is "max_tokens", or
-/// "max_completion_tokens" for OpenAI's own API, whose newer models refuse the former.
-pub fn request_body(req: &Request, model: &str, stream: bool, max_tokens_field: &str) -> Value {
+/// The body of POST {base}/chat/completions with reply cap `cap` (0: none sent) in
+/// `max_tokens_field` ("max_tokens", or "max_completion_tokens", see `limits::token_param`).
+pub fn request_body(req: &Request, model: &str, stream: bool, max_tokens_field: &str, cap: u32) -> Value {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
         messages.push(json!({"role": "system", "content": req.system}));
     }
-    messages.extend(req.messages.iter().map(message));
+    // DeepSeek wants `reasoning_content` back within the current turn's tool loop only (and
+    // older servers refuse it elsewhere): replay it after the person's last message.
+    let turn_start = req.messages.iter().rposition(|m| matches!(m, Message::User { synthetic: false, .. }));
+    // Tool messages carry text only: their images follow the run of tool messages as one user
+    // message of image_url parts (a user message inside the run would break the pairing).
+    let mut pending: Vec<Value> = Vec::new();
+    for (i, m) in req.messages.iter().enumerate() {
+        if !matches!(m, Message::Tool { .. }) && !pending.is_empty() {
+            messages.push(json!({"role": "user", "content": std::mem::take(&mut pending)}));
+        }
+        messages.push(message(m, turn_start.is_none_or(|s| i > s)));
+        if let Message::Tool { call_id, images, .. } = m
+            && !images.is_empty()
+        {
+            pending.push(
+                json!({"type": "text", "text": format!("The image(s) returned by tool call {call_id}:")}),
+            );
+            pending.extend(images.iter().map(|img| {
+                json!({"type": "image_url", "image_url": {"url": format!("data:{};base64,{}", img.mime_type, img.base64)}})
+            }));
+        }
+    }
+    if !pending.is_empty() {
+        messages.push(json!({"role": "user", "content": pending}));
+    }
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
     body.insert("messages".into(), Value::Array(messages));
@@ -34,8 +60,8 @@ pub fn request_body(req: &Request, model: &str, stream: bool, max_tokens_field: 
         body.insert("tools".into(), Value::Array(tools));
         body.insert("tool_choice".into(), json!("auto"));
     }
-    if req.max_tokens > 0 {
-        body.insert(max_tokens_field.into(), json!(req.max_tokens));
+    if cap > 0 {
+        body.insert(max_tokens_field.into(), json!(cap));
     }
     if let Some(t) = req.temperature {
         body.insert("temperature".into(), json!(t));
@@ -47,14 +73,39 @@ pub fn request_body(req: &Request, model: &str, stream: bool, max_tokens_field: 
     Value::Object(body)
 }
 
-fn message(m: &Message) -> Value {
+/// The reasoning setting: OpenRouter's `reasoning` object, else OpenAI's `reasoning_effort`
+/// (which vLLM, Ollama, Groq, xAI and Gemini's compatibility layer also read).
+pub fn add_effort(body: &mut Value, effort: Option<Effort>, base_url: &str) {
+    let Some(effort) = effort else { return };
+    let model = body["model"].as_str().unwrap_or_default().to_string();
+    if base_url.contains("openrouter.ai") {
+        body["reasoning"] = match effort {
+            Effort::Off => json!({"enabled": false}),
+            e => json!({"effort": e.as_str()}),
+        };
+        return;
+    }
+    match effort {
+        // Only gpt-5 has a lowest setting; elsewhere "off" sends nothing.
+        Effort::Off if super::limits::family_starts(&model, "gpt-5") => {
+            body["reasoning_effort"] = json!("minimal")
+        }
+        Effort::Off => {}
+        e => body["reasoning_effort"] = json!(e.as_str()),
+    }
+}
+
+/// One message; `current`: it belongs to the turn in progress (its reasoning is replayed).
+fn message(m: &Message, current: bool) -> Value {
     match m {
         Message::User { text, .. } => json!({"role": "user", "content": text}),
-        Message::Assistant { text, tool_calls, .. } if tool_calls.is_empty() => {
+        Message::Assistant { text, tool_calls, reasoning } if tool_calls.is_empty() => {
             let content = if text.is_empty() { EMPTY_REPLY } else { text };
-            json!({"role": "assistant", "content": content})
+            let mut v = json!({"role": "assistant", "content": content});
+            add_replay(&mut v, reasoning.as_ref(), current);
+            v
         }
-        Message::Assistant { text, tool_calls, .. } => {
+        Message::Assistant { text, tool_calls, reasoning } => {
             let calls: Vec<Value> = tool_calls
                 .iter()
                 .map(|c| {
@@ -64,12 +115,38 @@ fn message(m: &Message) -> Value {
                 })
                 .collect();
             let content = if text.is_empty() { Value::Null } else { json!(text) };
-            json!({"role": "assistant", "content": content, "tool_calls": calls})
+            let mut v = json!({"role": "assistant", "content": content, "tool_calls": calls});
+            add_replay(&mut v, reasoning.as_ref(), current);
+            v
         }
         Message::Tool { call_id, content, .. } => {
             json!({"role": "tool", "tool_call_id": call_id, "content": content})
         }
     }
+}
+
+/// Puts the reasoning fields this server sent back on the assistant message, as received.
+fn add_replay(v: &mut Value, reasoning: Option<&Reasoning>, current: bool) {
+    let Some(Replay::OpenAiCompat { reasoning_content, reasoning_details }) =
+        reasoning.and_then(|r| r.replay.as_ref())
+    else {
+        return;
+    };
+    if let (Some(rc), true) = (reasoning_content, current) {
+        v["reasoning_content"] = json!(rc);
+    }
+    if let Some(d) = reasoning_details {
+        v["reasoning_details"] = d.clone();
+    }
+}
+
+/// What must go back to the server: `reasoning_content` (DeepSeek) and `reasoning_details`
+/// (OpenRouter), as they came.
+fn replay_of(content: Option<String>, details: Option<Value>) -> Option<Replay> {
+    let details = details.filter(|d| d.as_array().is_some_and(|a| !a.is_empty()));
+    let content = content.filter(|c| !c.is_empty());
+    (content.is_some() || details.is_some())
+        .then_some(Replay::OpenAiCompat { reasoning_content: content, reasoning_details: details })
 }
 
 /// A whole (non-streamed) reply. With several choices, the one with tool calls wins.
@@ -98,7 +175,11 @@ pub fn parse_response(v: &Value) -> Result<Response, WireError> {
             arguments: arguments_text(&f["arguments"]),
         });
     }
-    let reasoning = reasoning_of(msg).map(str::to_string).filter(|r| !r.is_empty());
+    let replay = replay_of(
+        msg.get("reasoning_content").and_then(Value::as_str).map(str::to_string),
+        msg.get("reasoning_details").cloned(),
+    );
+    let reasoning = Reasoning::of(reasoning_of(msg).unwrap_or_default().to_string(), replay);
     let finish = finish_reason(choice["finish_reason"].as_str(), !tool_calls.is_empty());
     Ok(Response { text: content_text(&msg["content"]), reasoning, tool_calls, finish, usage: usage(v) })
 }
@@ -148,6 +229,10 @@ fn finish_reason(reason: Option<&str>, has_calls: bool) -> FinishReason {
 pub struct Stream {
     text: String,
     reasoning: String,
+    /// `reasoning_content` deltas (DeepSeek), kept apart from other reasoning fields.
+    reasoning_content: String,
+    /// `reasoning_details` items merged by their `index`.
+    details: Vec<Value>,
     /// Tool calls in order of first appearance, with their delta `index` where given.
     calls: Vec<(Option<u64>, ToolCall)>,
     finish: Option<String>,
@@ -196,6 +281,12 @@ impl Stream {
             self.reasoning.push_str(r);
             out(Event::Reasoning(r.to_string()));
         }
+        if let Some(r) = delta.get("reasoning_content").and_then(Value::as_str) {
+            self.reasoning_content.push_str(r);
+        }
+        for d in delta["reasoning_details"].as_array().into_iter().flatten() {
+            self.detail(d);
+        }
         if let Some(t) = delta["content"].as_str().filter(|t| !t.is_empty()) {
             self.text.push_str(t);
             out(Event::Text(t.to_string()));
@@ -239,6 +330,31 @@ impl Stream {
         call.arguments.push_str(&arguments_text(&f["arguments"]));
     }
 
+    /// Adds one streamed `reasoning_details` item: a piece of the item with the same `index`
+    /// (its text, summary or data appended, other fields kept from the latest piece), or a
+    /// new item.
+    fn detail(&mut self, d: &Value) {
+        let Some(obj) = d.as_object() else { return };
+        let same = |e: &&mut Value| {
+            d.get("index").is_some_and(|i| !i.is_null())
+                && e.get("index") == d.get("index")
+                && e.get("type") == d.get("type")
+        };
+        let Some(item) = self.details.iter_mut().find(same) else {
+            self.details.push(d.clone());
+            return;
+        };
+        for (k, v) in obj {
+            match (k.as_str(), item.get_mut(k.as_str()), v) {
+                ("text" | "summary" | "data", Some(Value::String(old)), Value::String(more)) => {
+                    old.push_str(more)
+                }
+                (_, _, Value::Null) => {}
+                _ => item[k.as_str()] = v.clone(),
+            }
+        }
+    }
+
     /// The server has said it is finished ("[DONE]"); stop reading.
     pub fn done(&self) -> bool {
         self.done
@@ -260,9 +376,11 @@ impl Stream {
                 c
             })
             .collect();
+        let details = (!self.details.is_empty()).then_some(Value::Array(self.details));
+        let replay = replay_of(Some(self.reasoning_content), details);
         Response {
             text: self.text,
-            reasoning: Some(self.reasoning).filter(|r| !r.is_empty()),
+            reasoning: Reasoning::of(self.reasoning, replay),
             finish: finish_reason(self.finish.as_deref(), !tool_calls.is_empty()),
             tool_calls,
             usage: self.usage,

@@ -18,7 +18,7 @@ pub enum Message {
     Assistant {
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        reasoning: Option<String>,
+        reasoning: Option<Reasoning>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
@@ -29,8 +29,22 @@ pub enum Message {
         content: String,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        /// Images the tool returned, sent where the provider and model take them.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
 }
+
+/// An image for the model: its media type and its bytes in base64.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    pub mime_type: String,
+    pub base64: String,
+}
+
+/// What one image is counted as in the context budget: about what Anthropic and OpenAI
+/// charge for an image near their size limits (~1,600 tokens for 1.15 megapixels).
+pub const IMAGE_TOKENS: u32 = 1_600;
 
 impl Message {
     pub fn user(text: impl Into<String>) -> Self {
@@ -39,6 +53,103 @@ impl Message {
 
     pub fn nudge(text: impl Into<String>) -> Self {
         Message::User { text: text.into(), synthetic: true }
+    }
+}
+
+/// The model's reasoning on one reply: the text shown to the person, and what the provider
+/// requires to be sent back with that reply on later requests, kept exactly as it came.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "ReasoningRepr")]
+pub struct Reasoning {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Replay>,
+}
+
+/// Provider-specific reasoning to replay, opaque to everything but that provider's wire code.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "provider", rename_all = "snake_case")]
+pub enum Replay {
+    /// OpenAI-compatible servers: DeepSeek's `reasoning_content` text and OpenRouter's
+    /// `reasoning_details` list (encrypted thought signatures included), as received.
+    OpenAiCompat {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning_content: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning_details: Option<serde_json::Value>,
+    },
+    /// Anthropic: the `thinking` (with `signature`) and `redacted_thinking` blocks, in order.
+    Anthropic { blocks: Vec<serde_json::Value> },
+}
+
+/// Sessions written before replay was kept hold the reasoning as a bare string.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ReasoningRepr {
+    Text(String),
+    Full {
+        text: String,
+        #[serde(default)]
+        replay: Option<Replay>,
+    },
+}
+
+impl From<ReasoningRepr> for Reasoning {
+    fn from(r: ReasoningRepr) -> Self {
+        match r {
+            ReasoningRepr::Text(text) => Reasoning { text, replay: None },
+            ReasoningRepr::Full { text, replay } => Reasoning { text, replay },
+        }
+    }
+}
+
+impl From<String> for Reasoning {
+    fn from(text: String) -> Self {
+        Reasoning { text, replay: None }
+    }
+}
+
+impl From<&str> for Reasoning {
+    fn from(text: &str) -> Self {
+        Reasoning { text: text.to_string(), replay: None }
+    }
+}
+
+impl Reasoning {
+    /// Reasoning from its parts; `None` when there is neither text nor anything to replay.
+    pub fn of(text: String, replay: Option<Replay>) -> Option<Reasoning> {
+        (!text.is_empty() || replay.is_some()).then_some(Reasoning { text, replay })
+    }
+}
+
+/// How hard the model should think, where the provider lets the caller say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Effort {
+    Off,
+    Low,
+    Medium,
+    High,
+}
+
+impl Effort {
+    pub fn parse(s: &str) -> Option<Effort> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "off" | "none" => Some(Effort::Off),
+            "low" => Some(Effort::Low),
+            "medium" => Some(Effort::Medium),
+            "high" => Some(Effort::High),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effort::Off => "off",
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+        }
     }
 }
 
@@ -95,7 +206,7 @@ pub struct Usage {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {
     pub text: String,
-    pub reasoning: Option<String>,
+    pub reasoning: Option<Reasoning>,
     pub tool_calls: Vec<ToolCall>,
     pub finish: FinishReason,
     pub usage: Usage,
@@ -119,6 +230,8 @@ pub enum Event {
     Text(String),
     /// A piece of the model's reasoning, where the provider sends it.
     Reasoning(String),
+    /// Something the person should know about the call (a lowered output cap, say).
+    Notice(String),
     /// The call failed and will be retried after `wait`; any text streamed so far for this
     /// attempt is void.
     Retry { attempt: u32, wait: std::time::Duration, reason: String },

@@ -13,7 +13,7 @@ pub mod skills;
 pub use cache::{Cache, CacheStatus, default_dir as default_cache_dir};
 pub use invoke::{CallReport, View};
 pub use limits::Limits;
-pub use output::{ErrorKind, ToolError, ToolOutput};
+pub use output::{ErrorKind, Image, ToolError, ToolOutput};
 pub use pipes::Captured;
 pub use registry::{
     Candidate, LoadRules, Origin, Pins, Plugin, PluginInfo, Registry, RegistryError, Skipped, ToolSpec,

@@ -50,7 +50,7 @@ pub async fn call(skills: &SkillSet, ctx: Ctx<'_>, raw_args: &str) -> CallOutcom
         Ok((text, skill)) => (text, false, Some(skill)),
         Err((text, skill)) => (text, true, skill),
     };
-    CallOutcome { content, is_error, plugin, duration: started.elapsed(), change: None }
+    CallOutcome { content, is_error, plugin, duration: started.elapsed(), change: None, images: Vec::new() }
 }
 
 pub use crate::runtime::skills::plugin_label;

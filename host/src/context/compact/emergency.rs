@@ -78,9 +78,15 @@ fn cut_all(t: &mut Transcript, cap: usize) {
             Message::User { text, synthetic } => {
                 cut_text(text, cap).map(|text| Message::User { text, synthetic: *synthetic })
             }
-            Message::Tool { call_id, name, content, is_error } => cut_text(content, cap).map(|content| {
-                Message::Tool { call_id: call_id.clone(), name: name.clone(), content, is_error: *is_error }
-            }),
+            Message::Tool { call_id, name, content, is_error, .. } => {
+                cut_text(content, cap).map(|content| Message::Tool {
+                    call_id: call_id.clone(),
+                    name: name.clone(),
+                    content,
+                    is_error: *is_error,
+                    images: Vec::new(),
+                })
+            }
             Message::Assistant { text, tool_calls, .. } => {
                 let new_text = cut_text(text, cap);
                 let long_args = tool_calls.iter().any(|c| c.arguments.chars().count() > cap);

@@ -36,7 +36,7 @@ pub fn shrink_before(t: &mut Transcript, end: usize, min: usize) -> bool {
     let calls = call_arguments(t);
     let mut changed = false;
     for i in 0..end.min(t.len()) {
-        let Message::Tool { call_id, name, content, is_error } = &t.entries()[i].msg else { continue };
+        let Message::Tool { call_id, name, content, is_error, .. } = &t.entries()[i].msg else { continue };
         if content.chars().count() <= min {
             continue;
         }
@@ -47,6 +47,7 @@ pub fn shrink_before(t: &mut Transcript, end: usize, min: usize) -> bool {
             name: name.clone(),
             content: stub,
             is_error: *is_error,
+            images: Vec::new(),
         };
         t.set_message(i, msg);
         changed = true;

@@ -55,8 +55,13 @@ fn big(tag: &str, lines: usize) -> String {
 /// Adds one model turn calling `name` with `args` and answered with `content`.
 fn turn(t: &mut Transcript, id: &str, name: &str, args: &str, content: &str, mutated: bool, error: bool) {
     t.push(reply(vec![call(id, name, args)]));
-    let msg =
-        Message::Tool { call_id: id.into(), name: name.into(), content: content.into(), is_error: error };
+    let msg = Message::Tool {
+        call_id: id.into(),
+        name: name.into(),
+        content: content.into(),
+        is_error: error,
+        images: vec![],
+    };
     t.push_tool(msg, mutated);
 }
 
@@ -192,7 +197,7 @@ fn rung3_strips_reasoning_and_long_prose_before_calls() {
     for i in 0..4 {
         t.push(Message::Assistant {
             text: if i == 0 { "p".repeat(1500) } else { "short".into() },
-            reasoning: Some("r".repeat(800)),
+            reasoning: Some("r".repeat(800).into()),
             tool_calls: vec![call(&format!("c{i}"), "read_file", "{}")],
         });
         t.push_tool(result(&format!("c{i}"), "read_file", "ok"), false);

@@ -20,7 +20,7 @@ fn the_request_alternates_roles_and_groups_tool_results() {
         Message::nudge("Reminder: be brief"),
         assistant("", vec![]),
     ]);
-    let b = request_body(&req, "claude", true);
+    let b = request_body(&req, "claude", true, req.max_tokens, None);
     assert_eq!(b["system"], "be brief");
     assert_eq!(b["max_tokens"], 512);
     assert_eq!(b["stream"], true);
@@ -63,7 +63,7 @@ fn calls_without_text_have_no_text_block_and_odd_ids_are_cleaned() {
     let mut req = req;
     req.max_tokens = 0;
     req.temperature = Some(0.2);
-    let b = request_body(&req, "claude", false);
+    let b = request_body(&req, "claude", false, req.max_tokens, None);
     assert!(b.get("stream").is_none());
     assert_eq!(b["max_tokens"], 8192, "required, so a default is sent");
     assert!((b["temperature"].as_f64().unwrap() - 0.2).abs() < 1e-6);
@@ -80,8 +80,13 @@ fn calls_without_text_have_no_text_block_and_odd_ids_are_cleaned() {
 
 #[test]
 fn a_conversation_never_starts_with_the_assistant() {
-    let b =
-        request_body(&request(vec![assistant("earlier answer", vec![]), Message::user("more")]), "c", false);
+    let b = request_body(
+        &request(vec![assistant("earlier answer", vec![]), Message::user("more")]),
+        "c",
+        false,
+        512,
+        None,
+    );
     let m = b["messages"].as_array().unwrap();
     assert_eq!(m[0]["role"], "user");
     assert_eq!(m[1]["role"], "assistant");
@@ -102,7 +107,7 @@ fn a_whole_reply_reads_text_thinking_and_tool_use() {
     });
     let r = parse_response(&v).unwrap();
     assert_eq!(r.text, "Let me read.");
-    assert_eq!(r.reasoning.as_deref(), Some("plan"));
+    assert_eq!(r.reasoning.as_ref().map(|x| x.text.as_str()), Some("plan"));
     assert_eq!(r.tool_calls, [call("toolu_1", "read_file", r#"{"file_path":"a"}"#)]);
     assert_eq!(r.finish, FinishReason::ToolCalls);
     assert_eq!(r.usage, Usage { input_tokens: 105, output_tokens: 9 }, "cached tokens count as input");
@@ -181,7 +186,7 @@ fn a_stream_assembles_blocks_in_any_split() {
         let r = s.finish();
         assert_eq!(joined(&events), ("Let me look.".to_string(), "I will read.".to_string()));
         assert_eq!(r.text, "Let me look.");
-        assert_eq!(r.reasoning.as_deref(), Some("I will read."));
+        assert_eq!(r.reasoning.as_ref().map(|x| x.text.as_str()), Some("I will read."));
         assert_eq!(
             r.tool_calls,
             [call("toolu_a", "read_file", r#"{"file_path": "a.txt"}"#), call("toolu_b", "todo", "{}")]

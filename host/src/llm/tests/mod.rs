@@ -4,6 +4,7 @@
 mod anthropic_wire;
 mod config;
 mod errors;
+mod limits;
 mod openai_wire;
 mod probe;
 mod sse;
@@ -32,7 +33,13 @@ fn call(id: &str, name: &str, args: &str) -> ToolCall {
 }
 
 fn tool_result(id: &str, content: &str, is_error: bool) -> Message {
-    Message::Tool { call_id: id.into(), name: "read_file".into(), content: content.into(), is_error }
+    Message::Tool {
+        call_id: id.into(),
+        name: "read_file".into(),
+        content: content.into(),
+        is_error,
+        images: vec![],
+    }
 }
 
 fn assistant(text: &str, calls: Vec<ToolCall>) -> Message {
@@ -58,7 +65,7 @@ fn joined(events: &[Event]) -> (String, String) {
         match e {
             Event::Text(t) => text.push_str(t),
             Event::Reasoning(r) => reasoning.push_str(r),
-            Event::Retry { .. } => {}
+            Event::Retry { .. } | Event::Notice(_) => {}
         }
     }
     (text, reasoning)

@@ -17,7 +17,7 @@ fn the_request_carries_system_tools_calls_and_results() {
         assistant("Done.", vec![call("c2", "read_file", "{bad")]),
     ]);
     req.temperature = Some(0.5);
-    let b = request_body(&req, "m", false, "max_tokens");
+    let b = request_body(&req, "m", false, "max_tokens", req.max_tokens);
     assert_eq!(b["model"], "m");
     assert_eq!(b["max_tokens"], 512);
     assert_eq!(b["temperature"], 0.5);
@@ -53,7 +53,7 @@ fn optional_fields_are_left_out_and_streaming_asks_for_usage() {
     let mut req = request(vec![Message::user("hi")]);
     req.tools.clear();
     req.system.clear();
-    let b = request_body(&req, "m", true, "max_completion_tokens");
+    let b = request_body(&req, "m", true, "max_completion_tokens", req.max_tokens);
     assert!(b.get("tools").is_none() && b.get("tool_choice").is_none() && b.get("temperature").is_none());
     assert_eq!(b["messages"].as_array().unwrap().len(), 1, "no empty system message");
     assert_eq!(b["max_completion_tokens"], 512);
@@ -76,7 +76,7 @@ fn a_whole_reply_prefers_the_choice_with_tool_calls() {
     });
     let r = parse_response(&v).unwrap();
     assert_eq!(r.text, "");
-    assert_eq!(r.reasoning.as_deref(), Some("hmm"));
+    assert_eq!(r.reasoning.as_ref().map(|x| x.text.as_str()), Some("hmm"));
     assert_eq!(r.finish, FinishReason::ToolCalls);
     assert_eq!(r.usage, Usage { input_tokens: 10, output_tokens: 3 });
     assert_eq!(r.tool_calls[0], call("x1", "read_file", "{\"a\":1}"));
@@ -156,7 +156,7 @@ fn tool_call_deltas_are_assembled_by_index() {
         let r = s.finish();
         assert_eq!(joined(&events), ("Reading both.".to_string(), "let me think".to_string()));
         assert_eq!(r.text, "Reading both.");
-        assert_eq!(r.reasoning.as_deref(), Some("let me think"));
+        assert_eq!(r.reasoning.as_ref().map(|x| x.text.as_str()), Some("let me think"));
         assert_eq!(r.tool_calls.len(), 2);
         assert_eq!(r.tool_calls[0], call("call_a", "read_file", r#"{"file_path":"a.txt"}"#));
         assert_eq!(r.tool_calls[1].name, "grep");
