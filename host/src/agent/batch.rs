@@ -2,7 +2,7 @@
 //! left out), its result recorded, the snapshot desk told what ran, a requested restore
 //! applied, and the read-only streak counted for the snapshot nudge.
 
-use super::{Agent, CallOutcome, Observer, Outcome, Stats, TODO_REMINDER_AFTER, Toolbox};
+use super::{Agent, CallOutcome, Observer, Outcome, Stats, TODO_REMINDER_AFTER, Toolbox, derive};
 use crate::context::snapshot;
 use crate::llm::{Message, Response, ToolCall};
 use std::collections::BTreeSet;
@@ -106,8 +106,21 @@ impl Agent<'_> {
         for (i, call) in response.tool_calls.iter().enumerate() {
             obs.tool_start(call);
             let interrupt = self.interrupt.clone();
+            let derive = derive::requested(&self.tools, call).filter(|_| !self.hidden.contains(&call.name));
+            let (llm, tools, hidden) = (self.llm, &self.tools, &self.hidden);
+            let mut derived = None;
             let outcome = tokio::select! {
-                o = call_tool(&self.tools, &self.hidden, call) => o,
+                o = async {
+                    let o = call_tool(tools, hidden, call).await;
+                    match &derive {
+                        Some((d, prompt)) if !o.is_error => {
+                            let (o, record) = derive::run(llm, call, d, prompt, o).await;
+                            derived = Some(record);
+                            o
+                        }
+                        _ => o,
+                    }
+                } => o,
                 _ = interrupt.wait() => {
                     for c in &response.tool_calls[i..] {
                         self.transcript.push(Message::Tool {
@@ -120,6 +133,13 @@ impl Agent<'_> {
                     return Err(Outcome::Interrupted);
                 }
             };
+            if let Some(record) = derived {
+                stats.llm_calls += 1;
+                if let Ok(u) = &record.result {
+                    super::add_usage(stats, *u);
+                }
+                obs.summary_call(&record);
+            }
             let read_only = self.tools.is_read_only(&call.name);
             read_only_turn &= read_only;
             self.tools.session.snapshot.note_call(&call.name, read_only);
