@@ -2,9 +2,11 @@
 //! left out), its result recorded, the snapshot desk told what ran, a requested restore
 //! applied, and the read-only streak counted for the snapshot nudge.
 
-use super::{Agent, CallOutcome, Observer, Outcome, Stats, TODO_REMINDER_AFTER, Toolbox, derive};
+use super::{
+    Agent, CallOutcome, Observer, Outcome, Stats, SummaryCall, TODO_REMINDER_AFTER, Toolbox, derive,
+};
 use crate::context::snapshot;
-use crate::llm::{Message, Response, ToolCall};
+use crate::llm::{Client, Message, Response, ToolCall};
 use std::collections::BTreeSet;
 
 /// At most this many skills are activated from one message's `$name` mentions.
@@ -106,21 +108,8 @@ impl Agent<'_> {
         for (i, call) in response.tool_calls.iter().enumerate() {
             obs.tool_start(call);
             let interrupt = self.interrupt.clone();
-            let derive = derive::requested(&self.tools, call).filter(|_| !self.hidden.contains(&call.name));
-            let (llm, tools, hidden) = (self.llm, &self.tools, &self.hidden);
-            let mut derived = None;
-            let outcome = tokio::select! {
-                o = async {
-                    let o = call_tool(tools, hidden, call).await;
-                    match &derive {
-                        Some((d, prompt)) if !o.is_error => {
-                            let (o, record) = derive::run(llm, call, d, prompt, o).await;
-                            derived = Some(record);
-                            o
-                        }
-                        _ => o,
-                    }
-                } => o,
+            let (outcome, derived) = tokio::select! {
+                r = call_and_derive(self.llm, &self.tools, &self.hidden, call) => r,
                 _ = interrupt.wait() => {
                     for c in &response.tool_calls[i..] {
                         self.transcript.push(Message::Tool {
@@ -192,6 +181,24 @@ impl Agent<'_> {
             }
         }
         outcome
+    }
+}
+
+/// Runs one call and, when the call asks for its tool's declared derive step and succeeds,
+/// that step (a separate model request, returned for counting and auditing).
+async fn call_and_derive(
+    llm: &Client,
+    tools: &Toolbox<'_>,
+    hidden: &BTreeSet<String>,
+    call: &ToolCall,
+) -> (CallOutcome, Option<SummaryCall>) {
+    let outcome = call_tool(tools, hidden, call).await;
+    match derive::requested(tools, call) {
+        Some((d, prompt)) if !outcome.is_error && !hidden.contains(&call.name) => {
+            let (outcome, record) = derive::run(llm, call, &d, &prompt, outcome).await;
+            (outcome, Some(record))
+        }
+        _ => (outcome, None),
     }
 }
 

@@ -101,7 +101,9 @@ fn is_prose(block: &str) -> bool {
     let first = block.trim_start_matches('\n');
     !is_box(block)
         && !NOT_PROSE.iter().any(|p| first.starts_with(p))
-        && !first.starts_with(|c: char| c.is_ascii_digit() && first.contains(". "))
+        && !first
+            .split_once(". ")
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
         && first.chars().filter(|c| c.is_alphabetic()).count() >= 60
 }
 
@@ -139,21 +141,22 @@ fn strip_permalink(line: &str) -> String {
     }
     let mut t = t.trim_end();
     for mark in ["[#](#", "[¶](#", "[](#", "[§](#", "[🔗](#"] {
-        if let Some(i) = t.rfind(mark) {
-            if t.ends_with(')') && !t[i + mark.len()..].contains("](") {
-                t = t[..i].trim_end();
-            }
+        if let Some(i) = t.rfind(mark)
+            && t.ends_with(')')
+            && !t[i + mark.len()..].contains("](")
+        {
+            t = t[..i].trim_end();
         }
     }
     // A heading that is one link back to the page's own contents list: its text.
     let hashes = t.len() - t.trim_start_matches('#').len();
     let text = t[hashes..].trim();
-    if let Some(inner) = text.strip_prefix('[').and_then(|r| r.strip_suffix(')')) {
-        if let Some((label, target)) = inner.split_once("](#") {
-            if !label.contains('[') && !target.contains(['(', ')', '[', ']']) {
-                return format!("{} {label}", &t[..hashes]);
-            }
-        }
+    if let Some(inner) = text.strip_prefix('[').and_then(|r| r.strip_suffix(')'))
+        && let Some((label, target)) = inner.split_once("](#")
+        && !label.contains('[')
+        && !target.contains(['(', ')', '[', ']'])
+    {
+        return format!("{} {label}", &t[..hashes]);
     }
     t.to_string()
 }
@@ -223,4 +226,77 @@ pub fn outline(md: &str) -> Vec<(usize, String)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROSE: &str =
+        "Corral runs every tool as a WebAssembly component, so a tool sees only what it is granted.";
+
+    #[test]
+    fn the_first_paragraph_comes_first_and_contents_lists_go() {
+        let body = format!(
+            "Caption\n| a | b |\n| --- | --- |\n| 1 | 2 |\n\n![logo](https://x.test/l.png)\n\n{PROSE}\n\n\
+             ## Contents\n\n- [One](#one)\n- [Two](#two)\n  - [Three](#three)\n\n## [One](#id1)[¶](#one \"Permalink\")\n\nText.\n\n\
+             ```\n- [a](#a)\n\n- [b](#b)\n- [c](#c)\n```"
+        );
+        let out = lead_with_prose(&body);
+        assert!(out.starts_with(PROSE), "{out}");
+        assert!(
+            out.contains(&format!("{PROSE}\n\nCaption\n| a | b |")),
+            "the box follows the paragraph: {out}"
+        );
+        assert!(out.contains("\n\n![logo](https://x.test/l.png)\n\n## One\n\nText."), "{out}");
+        assert!(!out.contains("Contents") && !out.contains("- [Two](#two)"), "{out}");
+        assert!(out.ends_with("```\n- [a](#a)\n\n- [b](#b)\n- [c](#c)\n```"), "code is never touched: {out}");
+    }
+
+    #[test]
+    fn a_body_without_prose_is_kept_as_it_is() {
+        assert_eq!(lead_with_prose("- one\n- two\n\n| a |\n| - |"), "- one\n- two\n\n| a |\n| - |");
+        assert!(!is_prose("1. first step of a long list that has plenty of letters in it to count as text"));
+        assert!(is_prose(&format!("1998 was the year. {PROSE}")));
+    }
+
+    #[test]
+    fn headings_lose_permalinks_and_edit_links() {
+        assert_eq!(strip_permalink("## Using it [#](#using-it)"), "## Using it");
+        assert_eq!(
+            strip_permalink("## History\\[[edit](https://w.test/e?s=1 \"Edit section\")\\]"),
+            "## History"
+        );
+        assert_eq!(
+            strip_permalink("### [Setting up](#id2)[¶](#setting-up \"Permalink to this headline\")"),
+            "### Setting up"
+        );
+        assert_eq!(
+            strip_permalink("## See [the guide](https://g.test/)"),
+            "## See [the guide](https://g.test/)"
+        );
+        assert_eq!(strip_permalink("not a [#](#heading)"), "not a [#](#heading)");
+    }
+
+    #[test]
+    fn the_outline_lists_headings_outside_code_with_line_numbers() {
+        let md = "# Title\n\ntext\n```\n# not a heading\n```\n## Part\n#hashtag\n####### seven";
+        assert_eq!(outline(md), vec![(1, "# Title".to_string()), (7, "## Part".to_string())]);
+    }
+
+    #[test]
+    fn a_page_without_an_article_has_no_main_content() {
+        assert_eq!(
+            extract("<html><body><nav><a href=/>Home</a></nav><p>Hi</p></body></html>", "https://a.test/"),
+            None
+        );
+        let page = format!(
+            "<html><head><title>T</title></head><body><nav><a href=/>Home</a> <a href=/b>Blog</a></nav>\
+             <article><h1>T</h1><p>{PROSE} {PROSE}</p><p>{PROSE} {PROSE}</p></article><footer>Footer links</footer></body></html>"
+        );
+        let a = extract(&page, "https://a.test/").expect("an article");
+        let md = a.markdown("https://a.test/");
+        assert!(md.starts_with(&format!("# T\n\n{PROSE}")), "{md}");
+        assert!(!md.contains("Home") && !md.contains("Footer links"), "{md}");
+    }
 }
