@@ -253,3 +253,120 @@ fn web_search_without_a_backend_names_the_settings_to_add() {
     assert!(r.stderr.contains("[plugin-settings.web_search]\nbackend = \"searxng\"\nurl = "), "{}", r.stderr);
     assert!(r.stderr.contains("backend = \"brave\"\napi_key = "), "{}", r.stderr);
 }
+
+/// A sandbox whose user config (not the project file) lets plugins reach `server`.
+fn user_sandbox(server: &WebServer) -> Sandbox {
+    let sb = Sandbox::new();
+    let toml = format!("[network]\nallow_private = [\"127.0.0.1:{}\"]\n", server.port());
+    std::fs::write(sb.config.join("config.toml"), toml).unwrap();
+    sb
+}
+
+/// A saved real page (tests/data/pages, see its README).
+fn saved_page(name: &str) -> Vec<u8> {
+    std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data/pages").join(name))
+        .unwrap()
+}
+
+fn wiki(req: &Request) -> Response {
+    match req.target.as_str() {
+        "/wiki/Mozilla" => {
+            Response::new(200, "text/html; charset=UTF-8", saved_page("wikipedia-mozilla.html"))
+        }
+        _ => Response::new(404, "text/plain", "nothing here"),
+    }
+}
+
+#[test]
+fn a_saved_article_comes_back_as_its_main_content_with_an_outline() {
+    let server = WebServer::start("127.0.0.1", None, wiki);
+    let sb = user_sandbox(&server);
+    let r = sb.tool(&["--network", "on"], "fetch_url", &json!({"url": server.url("/wiki/Mozilla")})).ok();
+    let body = r.stdout.split_once("\n\n").map_or("", |(_, b)| b);
+    assert!(
+        body.starts_with("# Mozilla - Wikipedia\n\n**Mozilla** is a [free-software]("),
+        "the preview starts with the article's first paragraph:\n{}",
+        r.stdout
+    );
+    for nav in ["Navigation menu", "Random article", "Personal tools", "Jump to", "What links here"] {
+        assert!(!r.stdout.contains(nav), "navigation text {nav:?} in:\n{}", r.stdout);
+    }
+    assert!(r.stdout.contains("[outline: the headings of the whole result"), "{}", r.stdout);
+    assert!(r.stdout.contains(": ## History\n") && r.stdout.contains(": #### Rust\n"), "{}", r.stdout);
+}
+
+#[test]
+fn a_prompt_is_answered_from_the_page_in_a_separate_audited_request() {
+    use support::model_server::{Flavor, ModelServer, Reply, Step, system_of};
+    let site = WebServer::start("127.0.0.1", None, wiki);
+    let sb = user_sandbox(&site);
+    let url = site.url("/wiki/Mozilla");
+    let args = json!({"url": url, "prompt": "In which year was Mozilla created?"});
+    let answer = "Mozilla was created in 1998 by members of Netscape.";
+    let model = ModelServer::start(
+        Flavor::OpenAi,
+        vec![
+            Step::Reply(Reply::tool("fetch_url", &args.to_string())),
+            Step::Reply(Reply::text(answer)),
+            Step::Reply(Reply::text("It was created in 1998.")),
+        ],
+    );
+    let base = model.url();
+    let run = sb.run(&[
+        "exec",
+        "--base-url",
+        &base,
+        "--model",
+        "test-model",
+        "--no-stream",
+        "--retries",
+        "1",
+        "--network",
+        "on",
+        "when was Mozilla created?",
+    ]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let reqs = model.requests();
+    assert_eq!(reqs.len(), 3, "the turn, the separate prompt request, the next turn");
+
+    // The separate request: its own system prompt, no tools, the prompt and the main content.
+    let derive = &reqs[1].body;
+    assert!(system_of(derive).starts_with("You answer one request using only the material"), "{derive}");
+    assert!(derive.get("tools").is_none_or(|t| t.as_array().is_some_and(|a| a.is_empty())), "{derive}");
+    let msgs = derive["messages"].as_array().unwrap();
+    let user = msgs.iter().find(|m| m["role"] == "user").unwrap()["content"].as_str().unwrap();
+    assert!(user.contains("The request: In which year was Mozilla created?"), "{user}");
+    assert!(user.contains("**Mozilla** is a [free-software]("), "the main content is the material");
+    assert!(!user.contains("Navigation menu"), "navigation is not sent");
+    assert!(user.len() < 50 * 1024, "the request is small: {} bytes", user.len());
+    assert!(
+        !msgs.iter().any(|m| m["content"].as_str().is_some_and(|c| c.contains("when was Mozilla"))),
+        "the conversation is not sent"
+    );
+
+    // The conversation gets the answer, framed, not the page.
+    let tool_msg = reqs[2].body["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").unwrap()
+        ["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(tool_msg.starts_with("[DERIVED FROM UNTRUSTED CONTENT]\ntool: fetch_url\n"), "{tool_msg}");
+    assert!(tool_msg.contains(&format!("\norigin: {url}\n")), "{tool_msg}");
+    assert!(tool_msg.contains("\nprompt: In which year was Mozilla created?\n"), "{tool_msg}");
+    assert!(tool_msg.contains(&format!("\n\n{answer}\n[END DERIVED CONTENT]")), "{tool_msg}");
+    assert!(!tool_msg.contains("free-software"), "the page itself stays out of the conversation");
+    let schema_sent = reqs[0].body["tools"].to_string();
+    assert!(schema_sent.contains("\"prompt\"") && !schema_sent.contains("x-corral-derive"), "{schema_sent}");
+
+    // Audited like a summary call, with its purpose.
+    let log = std::fs::read_to_string(sb.ws.join(".corral/audit.jsonl")).unwrap();
+    let lines: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let calls: Vec<&Value> = lines.iter().filter(|l| l["type"] == "model_call").collect();
+    let purposes: Vec<&str> = calls.iter().map(|l| l["purpose"].as_str().unwrap()).collect();
+    assert_eq!(purposes, ["turn", "web_prompt", "turn"], "{log}");
+    let web = calls[1];
+    assert_eq!((web["outcome"].as_str(), web["model"].as_str()), (Some("ok"), Some("test-model")), "{web}");
+    assert!(web["input_tokens"].as_u64().unwrap() > 1000, "{web}");
+    let end = lines.last().unwrap();
+    assert_eq!(end["stats"]["llm_calls"].as_u64(), Some(3), "the prompt request is counted: {end}");
+}

@@ -2,10 +2,12 @@
 //! left out), its result recorded, the snapshot desk told what ran, a requested restore
 //! applied, and the read-only streak counted for the snapshot nudge.
 
-use super::{Agent, CallOutcome, Observer, Outcome, Stats, TODO_REMINDER_AFTER, Toolbox};
+use super::{
+    Agent, CallOutcome, Observer, Outcome, Stats, SummaryCall, TODO_REMINDER_AFTER, Toolbox, derive,
+};
 use crate::capabilities::process::clean;
 use crate::context::{small, snapshot};
-use crate::llm::{Message, Response, ToolCall};
+use crate::llm::{Client, Message, Response, ToolCall};
 use std::collections::BTreeSet;
 
 /// At most this many skills are activated from one message's `$name` mentions.
@@ -129,8 +131,8 @@ impl Agent<'_> {
         for (i, call) in response.tool_calls.iter().enumerate() {
             obs.tool_start(call);
             let interrupt = self.interrupt.clone();
-            let outcome = tokio::select! {
-                o = call_tool(&self.tools, &self.hidden, call) => o,
+            let (outcome, derived) = tokio::select! {
+                r = call_and_derive(self.llm, &self.tools, &self.hidden, call) => r,
                 _ = interrupt.wait() => {
                     for c in &response.tool_calls[i..] {
                         self.transcript.push(Message::Tool {
@@ -144,6 +146,13 @@ impl Agent<'_> {
                     return Err(Outcome::Interrupted);
                 }
             };
+            if let Some(record) = derived {
+                stats.llm_calls += 1;
+                if let Ok(u) = &record.result {
+                    super::add_usage(stats, *u);
+                }
+                obs.summary_call(&record);
+            }
             let read_only = self.tools.is_read_only(&call.name);
             read_only_turn &= read_only;
             self.tools.session.snapshot.note_call(&call.name, read_only);
@@ -196,6 +205,24 @@ impl Agent<'_> {
             }
         }
         outcome
+    }
+}
+
+/// Runs one call and, when the call asks for its tool's declared derive step and succeeds,
+/// that step (a separate model request, returned for counting and auditing).
+async fn call_and_derive(
+    llm: &Client,
+    tools: &Toolbox<'_>,
+    hidden: &BTreeSet<String>,
+    call: &ToolCall,
+) -> (CallOutcome, Option<SummaryCall>) {
+    let outcome = call_tool(tools, hidden, call).await;
+    match derive::requested(tools, call) {
+        Some((d, prompt)) if !outcome.is_error && !hidden.contains(&call.name) => {
+            let (outcome, record) = derive::run(llm, call, &d, &prompt, outcome).await;
+            (outcome, Some(record))
+        }
+        _ => (outcome, None),
     }
 }
 

@@ -54,7 +54,7 @@ impl Summarizer for ModelSummarizer<'_> {
         };
         let r = self.llm.complete(&req, &mut |_| {}).await;
         let result = r.as_ref().map(|r| r.usage).map_err(|e| e.to_string());
-        self.calls.push(SummaryCall { duration: started.elapsed(), result });
+        self.calls.push(SummaryCall { purpose: "summary".into(), duration: started.elapsed(), result });
         Some(r.ok()?.text).filter(|t| !t.trim().is_empty())
     }
 }

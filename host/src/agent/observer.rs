@@ -31,13 +31,16 @@ pub trait Observer: Send {
     fn notice(&mut self, _text: &str) {}
     /// The conversation was compacted to fit the context budget.
     fn compaction(&mut self, _c: &Compaction) {}
-    /// A model call made for a summary (compaction, checkpoints), outside the conversation.
+    /// A model call made outside the conversation: a summary (compaction, checkpoints) or a
+    /// tool's derive step (answering a prompt from a tool's result).
     fn summary_call(&mut self, _c: &SummaryCall) {}
 }
 
-/// One summary call: how long it took and what it cost, or why it failed.
+/// One summary call: what it was for, how long it took and what it cost, or why it failed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryCall {
+    /// `summary` for compaction and checkpoints; a tool's declared purpose for a derive step.
+    pub purpose: String,
     pub duration: Duration,
     pub result: Result<Usage, String>,
 }

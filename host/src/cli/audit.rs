@@ -254,7 +254,7 @@ impl Observer for Audit<'_> {
     fn summary_call(&mut self, c: &SummaryCall) {
         let mut line = json!({
             "type": "model_call",
-            "purpose": "summary",
+            "purpose": c.purpose,
             "model": self.model,
             "outcome": if c.result.is_ok() { "ok" } else { "error" },
             "input_tokens": c.result.as_ref().map_or(0, |u| u.input_tokens),

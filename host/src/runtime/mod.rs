@@ -16,7 +16,8 @@ pub use limits::Limits;
 pub use output::{ErrorKind, Image, ToolError, ToolOutput};
 pub use pipes::Captured;
 pub use registry::{
-    Candidate, LoadRules, Origin, Pins, Plugin, PluginInfo, Registry, RegistryError, Skipped, ToolSpec,
+    Candidate, Derive, LoadRules, Origin, Pins, Plugin, PluginInfo, Registry, RegistryError, Skipped,
+    ToolSpec,
 };
 
 use crate::capabilities::PluginCtx;

@@ -33,8 +33,34 @@ fn image(handlers: &dyn Handlers, element: Element) -> Option<HandlerResult> {
     handlers.fallback(element)
 }
 
+/// `html` with the content of every `<pre>` that has no `<code>` wrapped in one, so that
+/// preformatted text (shell sessions, Sphinx's highlighted blocks) becomes a code block.
+pub fn code_in_pre(html: &str) -> String {
+    let lower = html.to_ascii_lowercase();
+    let mut out = String::with_capacity(html.len() + 64);
+    let mut at = 0;
+    while let Some(i) = lower[at..].find("<pre").map(|i| at + i) {
+        let is_tag = lower[i + 4..].starts_with(['>', ' ', '\n', '\t']);
+        let (Some(gt), Some(close)) = (lower[i..].find('>'), lower[i..].find("</pre>")) else { break };
+        let (open_end, close) = (i + gt + 1, i + close);
+        if !is_tag || open_end > close || lower[open_end..].trim_start().starts_with("<code") {
+            out.push_str(&html[at..open_end.min(close)]);
+            at = open_end.min(close);
+            continue;
+        }
+        out.push_str(&html[at..open_end]);
+        out.push_str("<code>");
+        out.push_str(&html[open_end..close]);
+        out.push_str("</code>");
+        at = close;
+    }
+    out.push_str(&html[at..]);
+    out
+}
+
 /// HTML to Markdown.
 pub fn to_markdown(html: &str) -> String {
+    let html = &code_in_pre(html);
     let converter = HtmlToMarkdown::builder()
         .options(options())
         .skip_tags(SKIP.to_vec())
@@ -171,6 +197,16 @@ mod tests {
         for never in ["alert(1)", "p{}", "base64", "<title>"] {
             assert!(!md.contains(never), "{never:?} leaked into:\n{md}");
         }
+    }
+
+    #[test]
+    fn preformatted_text_without_code_is_a_code_block() {
+        let md = to_markdown(
+            "<p>Run:</p><pre>$ hg init public\n$ cd public\n</pre><PRE class=x><code>a</code></pre><pre>",
+        );
+        assert!(md.contains("```\n$ hg init public\n$ cd public\n```"), "{md}");
+        assert!(md.contains("```\na\n```"), "{md}");
+        assert_eq!(code_in_pre("<prefix>x</pre>"), "<prefix>x</pre>", "only <pre> tags");
     }
 
     #[test]

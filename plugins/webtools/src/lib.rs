@@ -6,5 +6,7 @@ pub mod content;
 pub mod convert;
 pub mod fetch;
 pub mod links;
+pub mod pdf;
+pub mod readable;
 pub mod search;
 pub mod untrusted;

@@ -77,10 +77,11 @@ impl Wrapped {
             Ok(path) => {
                 let preview = prefix(&self.body, PREVIEW_BYTES);
                 Output::text(format!(
-                    "{}\n{}\n{END}\n\n[This is a preview: {} of {} bytes. The whole result is saved in {path}; \
+                    "{}\n{}\n{}{END}\n\n[This is a preview: {} of {} bytes. The whole result is saved in {path}; \
                      read it with read_file (offset and limit page through it) or search it with grep.]",
                     self.head,
                     preview.trim_end(),
+                    self.outline(),
                     preview.len(),
                     full.len(),
                 ))
@@ -100,6 +101,50 @@ impl Wrapped {
         }
     }
 }
+
+impl Wrapped {
+    /// The headings of the body with their line numbers in the saved result, for a preview:
+    /// empty when the body has fewer than two.
+    fn outline(&self) -> String {
+        let headings = crate::readable::outline(&self.body);
+        if headings.len() < 2 {
+            return String::new();
+        }
+        // The saved text is the head's lines, a blank line, then the body.
+        let offset = self.head.lines().count() + 1;
+        let mut s = String::from(
+            "\n[outline: the headings of the whole result, with their line in the saved file]\n",
+        );
+        for (line, heading) in headings.iter().take(OUTLINE_MAX) {
+            let heading: String = heading.chars().take(120).collect();
+            s.push_str(&format!("{}: {heading}\n", line + offset));
+        }
+        if headings.len() > OUTLINE_MAX {
+            s.push_str(&format!("(and {} more headings)\n", headings.len() - OUTLINE_MAX));
+        }
+        s
+    }
+
+    /// The result cut to at most `max` bytes of body, never saved to a file (for a result
+    /// that is read once, by the host's derive step); marked truncated when cut.
+    pub fn capped(self, max: usize) -> Output {
+        if self.body.len() <= max {
+            return Output::text(self.text());
+        }
+        let cut = prefix(&self.body, max);
+        Output::text(format!(
+            "{}\n{}\n[cut at {} of {} bytes]\n{END}",
+            self.head,
+            cut.trim_end(),
+            cut.len(),
+            self.body.len()
+        ))
+        .truncated(true)
+    }
+}
+
+/// The most headings a preview's outline lists.
+pub const OUTLINE_MAX: usize = 60;
 
 /// The longest prefix of `text` of at most `max` bytes, ending at a line end when one is
 /// in the second half.

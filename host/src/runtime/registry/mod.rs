@@ -13,7 +13,7 @@ mod spec;
 pub use code::{Code, Loader, Wasm};
 pub use discover::{Candidate, Origin, discover};
 pub use grants::{LoadRules, Pins, skill_import_allowed};
-pub use spec::ToolSpec;
+pub use spec::{DERIVE_KEY, Derive, ToolSpec};
 
 use super::limits::Limits;
 use super::{CacheStatus, CallState, Runtime};

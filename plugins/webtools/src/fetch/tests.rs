@@ -25,7 +25,13 @@ fn the_spec_is_read_only_open_world_and_needs_http() {
     assert!(s.read_only && s.open_world && s.idempotent && !s.destructive);
     assert_eq!(s.capabilities, vec![Capability::Http]);
     assert_eq!(s.schema["required"], json!(["url"]));
-    assert_eq!(s.schema["properties"]["format"]["enum"], json!(["markdown", "text", "html"]));
+    assert_eq!(s.schema["properties"]["format"]["enum"], json!(["markdown", "text", "page", "html"]));
+    assert_eq!(s.schema["properties"]["prompt"]["type"], "string");
+    assert_eq!(
+        s.schema["x-corral-derive"],
+        json!({"argument": "prompt", "purpose": "web_prompt"}),
+        "the host answers the prompt"
+    );
     assert_eq!(s.schema["properties"]["timeout"]["maximum"], json!(120));
 }
 
@@ -53,7 +59,7 @@ fn bad_arguments_are_refused_before_any_request() {
         (json!({"url": "javascript:alert(1)"}), "'javascript:' URLs cannot be fetched"),
         (json!({"url": "mailto:a@b.test"}), "'mailto:' URLs cannot be fetched"),
         (json!({"url": "localhost:8080/x"}), "did you mean \"https://localhost:8080/x\"?"),
-        (json!({"url": URL, "format": "pdf"}), "'format' must be markdown, text or html"),
+        (json!({"url": URL, "format": "pdf"}), "'format' must be markdown, text, page or html"),
         (json!({"url": URL, "timeout": 0}), "'timeout' must be between 1 and 120 seconds, got 0"),
         (json!({"url": URL, "timeout": 121}), "between 1 and 120 seconds, got 121"),
         (json!({"url": URL, "timeout": true}), "'timeout' must be a non-negative integer"),
@@ -78,7 +84,12 @@ fn html_becomes_markdown_by_default() {
         "{t}"
     );
     assert!(!t.contains("steal()") && !t.contains("base64") && !t.contains("<h1>"), "{t}");
-    assert!(t.contains("content-type: text/html (UTF-8)\nformat: markdown, converted from HTML\n"), "{t}");
+    assert!(
+        t.contains(
+            "content-type: text/html (UTF-8)\nformat: markdown, the whole page (no main content was found)\n"
+        ),
+        "a page too short for a main content is converted whole: {t}"
+    );
 }
 
 #[test]
@@ -103,7 +114,34 @@ fn markdown_plain_text_and_json_pass_through() {
     let out = call(&page("application/json", br#"{"a": [1, 2]}"#), json!({"url": URL, "format": "text"}))
         .unwrap()
         .text;
-    assert!(out.contains("{\"a\": [1, 2]}") && out.contains("format: as served (not HTML)"), "{out}");
+    assert!(
+        out.contains("\n{\n  \"a\": [\n    1,\n    2\n  ]\n}\n")
+            && out.contains("format: JSON, pretty-printed"),
+        "{out}"
+    );
+    let out = call(&page("application/json", b"{not json"), json!({"url": URL})).unwrap().text;
+    assert!(out.contains("\n{not json\n") && out.contains("declared JSON, but it does not parse"), "{out}");
+    let out = call(&page("application/ld+json", br#"{"a":1}"#), json!({"url": URL, "format": "html"}))
+        .unwrap()
+        .text;
+    assert!(
+        out.contains("\n{\"a\":1}\n") && out.contains("format: as served"),
+        "html keeps JSON as served: {out}"
+    );
+}
+
+#[test]
+fn a_pdf_that_cannot_be_read_is_unsupported_with_its_type_and_size() {
+    let e = call(&page("application/pdf", b"%PDF-1.7 broken"), json!({"url": URL})).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unsupported);
+    assert!(e.message.contains("returned a PDF (application/pdf, 15 bytes)"), "{}", e.message);
+    assert!(e.message.contains("cannot turn into text"), "{}", e.message);
+    let e = call(&page("application/pdf", b"%PDF-1.7"), json!({"url": URL, "format": "html"})).unwrap_err();
+    assert!(
+        e.message.contains("binary content (application/pdf)"),
+        "html never shows a PDF's bytes: {}",
+        e.message
+    );
 }
 
 #[test]
@@ -129,7 +167,6 @@ fn charsets_come_from_the_header_then_utf8_then_latin1() {
 fn binary_content_is_refused_by_type_and_by_sniffing() {
     for (ct, body, want) in [
         ("image/png", &b"\x89PNG\r\n"[..], "binary content (image/png)"),
-        ("application/pdf", b"%PDF-1.7", "binary content (application/pdf)"),
         ("application/octet-stream", b"abc", "binary content (application/octet-stream)"),
         ("text/plain", b"looks\x00binary", "declared text/plain, but the body holds NUL bytes"),
         ("", b"\x00\x01\x02", "declared no type"),
