@@ -10,4 +10,5 @@ pub mod config;
 pub mod context;
 pub mod llm;
 pub mod runtime;
+pub mod termtext;
 pub mod wit;

@@ -52,10 +52,11 @@ impl fmt::Display for Capability {
 
 /// The capability a call to `function` of the host interface `interface` (`workspace`,
 /// `kv`, ...; the part between `corral:plugin/` and `@`) needs; `None` when every plugin
-/// may call it (logging, settings, scratch files, the roots and the read guard).
+/// may call it (logging, settings, scratch files and the roots).
 pub fn needed_by(interface: &str, function: &str) -> Option<Capability> {
     match (interface, function) {
-        ("workspace", "write" | "move" | "trash") => Some(Capability::WorkspaceWrite),
+        // Marking a file as read lets a writer pass the read guard: it is part of writing.
+        ("workspace", "write" | "move" | "trash" | "note-read") => Some(Capability::WorkspaceWrite),
         ("kv", _) => Some(Capability::Kv),
         ("context", _) => Some(Capability::Context),
         ("http", _) => Some(Capability::Http),
@@ -173,7 +174,7 @@ mod tests {
         assert_eq!(needed_by("workspace", "move"), Some(Capability::WorkspaceWrite));
         assert_eq!(needed_by("workspace", "trash"), Some(Capability::WorkspaceWrite));
         assert_eq!(needed_by("workspace", "roots"), None);
-        assert_eq!(needed_by("workspace", "note-read"), None);
+        assert_eq!(needed_by("workspace", "note-read"), Some(Capability::WorkspaceWrite));
         assert_eq!(needed_by("kv", "get"), Some(Capability::Kv));
         assert_eq!(needed_by("context", "ask"), Some(Capability::Context));
         assert_eq!(needed_by("http", "fetch"), Some(Capability::Http));

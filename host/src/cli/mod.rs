@@ -25,7 +25,7 @@ pub use setup::{Env, SetupError};
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
-    /// The task for the agent, e.g. "make the tests pass"
+    /// The task for the agent, e.g. "make the tests pass"; `-` reads it from stdin
     pub task: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -35,6 +35,11 @@ const EXIT_CODES: &str = "Exit codes of an agent run:\n  0    done: the model ga
                           1    error: setup, configuration or the model provider failed\n  \
                           2    the turn limit (--max-turns) was reached; .corral/continue.md is written\n  \
                           130  interrupted with Ctrl-C";
+
+/// A subcommand's help: its own arguments and the sandbox options (those without a heading);
+/// the agent, model, capability and output options are listed by `corral --help` only.
+const SUB_HELP: &str = "{about-with-newline}\n{usage-heading} {usage}\n\n{positionals}\n\nOptions:\n{options}\n\
+                        {after-help}\n\nThe agent, model, capability and output options: corral --help";
 
 /// Options every command takes. Each one but `--workspace` is also a settings key (see
 /// `corral config`); a flag beats the environment, which beats the files.
@@ -185,6 +190,7 @@ pub struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List every tool: its name, its plugin and what it does
+    #[command(help_template = SUB_HELP)]
     Tools {
         /// Print JSON (name, plugin, description, input schema, hints) instead of a table
         #[arg(long)]
@@ -195,6 +201,7 @@ pub enum Command {
     /// Exits 0 on success, 1 when the tool reports an error, 2 on a usage or setup error.
     #[command(after_help = "Examples:\n  corral tool read_file '{\"file_path\": \"README.md\"}'\n  \
                             echo '{\"pattern\": \"TODO\"}' | corral tool grep -")]
+    #[command(help_template = SUB_HELP)]
     Tool {
         /// The tool's name (see `corral tools`)
         name: String,
@@ -203,6 +210,7 @@ pub enum Command {
         args: String,
     },
     /// List plugins: source, sha256, size, tools, capabilities, and whether they were cached
+    #[command(help_template = SUB_HELP)]
     Plugins {
         /// Print JSON instead of text
         #[arg(long)]
@@ -214,12 +222,14 @@ pub enum Command {
     /// (~/.config/corral/skills/), and corral itself; a project skill hides a user skill of
     /// the same name, which hides a shipped one. Each folder holds SKILL.md folders and
     /// skill components (*.wasm).
+    #[command(help_template = SUB_HELP)]
     Skills {
         /// Print JSON ({"skills":[..],"hidden":[..],"warnings":[..]}) instead of text
         #[arg(long)]
         json: bool,
     },
     /// Create, build, inspect and install plugins (see docs/authoring.md)
+    #[command(help_template = SUB_HELP)]
     Plugin {
         #[command(subcommand)]
         command: plugin::PluginCommand,
@@ -229,6 +239,7 @@ pub enum Command {
     /// Settings come from, lowest priority first: defaults, the user file
     /// (~/.config/corral/config.toml), the project file (corral.toml), environment
     /// variables, flags. Lists such as plugins.disabled accumulate across layers.
+    #[command(help_template = SUB_HELP)]
     Config {
         /// Print JSON ({"schema_version":1,"settings":{..},"files":[..]}) instead of text
         #[arg(long)]

@@ -173,7 +173,7 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
                 term.finish();
                 report(&r, &mut term, agent.config().max_turns);
                 if r.outcome == crate::agent::Outcome::Done && !term.streamed_answer {
-                    println!("{}", r.answer.trim_end());
+                    println!("{}", crate::termtext::clean(r.answer.trim_end()));
                 }
             }
         }
@@ -242,9 +242,9 @@ pub struct TerminalAsker;
 impl Asker for TerminalAsker {
     fn ask(&self, question: &str, choices: &[String]) -> Result<String, String> {
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "\n? {question}");
+        let _ = writeln!(err, "\n? {}", crate::termtext::clean(question));
         for (i, c) in choices.iter().enumerate() {
-            let _ = writeln!(err, "  {}. {c}", i + 1);
+            let _ = writeln!(err, "  {}. {}", i + 1, crate::termtext::escaped(c));
         }
         drop(err);
         let mut editor = DefaultEditor::new().map_err(|e| format!("cannot read the answer: {e}"))?;

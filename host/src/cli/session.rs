@@ -48,8 +48,11 @@ fn use_color(choice: ColorChoice) -> bool {
 /// mode (`ci`) nothing is ever asked and every call goes to the audit log.
 /// Returns the process exit code: 0 done, 1 error, 2 turn limit, 130 interrupted.
 pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
-    let interactive = !ci && task.is_none() && std::io::stdin().is_terminal();
-    if ci && task.is_none() && std::io::stdin().is_terminal() {
+    // `corral -` reads the task from stdin, even from a terminal (until Ctrl-D).
+    let from_stdin = task.as_deref() == Some("-");
+    let task = task.filter(|_| !from_stdin);
+    let interactive = !ci && !from_stdin && task.is_none() && std::io::stdin().is_terminal();
+    if ci && !from_stdin && task.is_none() && std::io::stdin().is_terminal() {
         eprintln!("error: corral exec needs a task: corral exec \"fix the build\" (or the task on stdin)");
         return 1;
     }
@@ -294,7 +297,14 @@ async fn one_shot(
             let already_seen = term.streamed_answer && std::io::stdout().is_terminal() && !s.output.quiet;
             if r.outcome == Outcome::Done && !already_seen {
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{}", r.answer.trim_end());
+                let answer = r.answer.trim_end();
+                // Into a terminal, nothing the model wrote may drive it; redirected, the text is kept as sent.
+                let answer = if std::io::stdout().is_terminal() {
+                    crate::termtext::clean(answer)
+                } else {
+                    answer.to_string()
+                };
+                let _ = writeln!(out, "{answer}");
                 let _ = out.flush();
             }
             r.outcome.exit_code()
