@@ -394,6 +394,28 @@ fn json_and_stream_json_output_carry_a_schema_version() {
     assert!(types.contains(&"tool_result") && types.contains(&"text"), "{types:?}");
 }
 
+/// `corral -` reads the task from stdin rather than sending "-" to the model.
+#[test]
+fn a_dash_reads_the_task_from_stdin() {
+    use std::io::Write;
+    let sb = Sandbox::new();
+    let server = start(Mode::OpenAiStream, vec![text("done")]);
+    let url = server.url();
+    let mut child = sb
+        .cmd()
+        .args(["--base-url", &url, "--model", "m", "-q", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"the piped task").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let sent = server.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("the piped task") && !sent.contains(r#""content":"-""#), "{sent}");
+}
+
 #[test]
 fn the_task_can_come_on_stdin_and_quiet_prints_only_the_answer() {
     use std::io::Write;
