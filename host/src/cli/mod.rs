@@ -4,11 +4,13 @@
 mod audit;
 mod commands;
 mod jsonout;
+mod markdown;
 mod plugin;
 mod render;
 mod repl;
 mod session;
 mod setup;
+mod slash;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;

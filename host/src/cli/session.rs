@@ -297,18 +297,22 @@ async fn one_shot(
             let already_seen = term.streamed_answer && std::io::stdout().is_terminal() && !s.output.quiet;
             if r.outcome == Outcome::Done && !already_seen {
                 let mut out = std::io::stdout().lock();
-                let answer = r.answer.trim_end();
-                // Into a terminal, nothing the model wrote may drive it; redirected, the text is kept as sent.
-                let answer = if std::io::stdout().is_terminal() {
-                    crate::termtext::clean(answer)
-                } else {
-                    answer.to_string()
-                };
-                let _ = writeln!(out, "{answer}");
+                let _ = write!(out, "{}", final_answer(&r.answer, style));
                 let _ = out.flush();
             }
             r.outcome.exit_code()
         }
+    }
+}
+
+/// The final answer as printed on stdout: into a terminal, stripped of control sequences and
+/// its Markdown drawn; redirected, the text as the model sent it.
+pub fn final_answer(answer: &str, style: Style) -> String {
+    let answer = answer.trim_end();
+    if std::io::stdout().is_terminal() {
+        super::markdown::render(&crate::termtext::clean(answer), style)
+    } else {
+        format!("{answer}\n")
     }
 }
 
