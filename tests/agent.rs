@@ -511,6 +511,30 @@ fn the_interactive_session_keeps_context_and_answers_slash_commands() {
     assert!(!system(after).contains("look around"), "/clear resets the todo list");
 }
 
+/// What reaches the person's terminal: tool lines with the telling argument and text results,
+/// no control sequence from the model, no model-only reminder, a did-you-mean for a mistyped
+/// command and a summary on /exit.
+#[test]
+fn the_terminal_shows_clean_tool_lines_and_a_summary() {
+    let sb = Sandbox::new();
+    let server = start(
+        Mode::OpenAiStream,
+        vec![
+            tool("grep", json!({"path": ".", "pattern": "hello"})),
+            tool("todo", json!({"action": "add", "tasks": ["first step", "second step"]})),
+            text("done \u{1b}]0;pwned\u{7}\u{1b}[2Jwith **care**"),
+        ],
+    );
+    let out = repl(&sb, &server, &["look", "/stauts", "/exit"]);
+    assert!(out.contains("✓ grep hello →"), "grep shows its pattern: {out}");
+    assert!(out.contains("2 items, 2 to do") && out.contains("[ ] first step"), "todo as text: {out}");
+    assert!(!out.contains(r#""remaining""#), "no raw JSON: {out}");
+    assert!(out.contains("done with") && !out.contains("pwned") && !out.contains("\u{1b}]0"), "{out}");
+    assert!(!out.contains("\u{1b}[2J"), "{out}");
+    assert!(out.contains("unknown command /stauts; did you mean /status?"), "{out}");
+    assert!(out.contains("session: 3 model calls"), "{out}");
+}
+
 #[test]
 fn ctrl_c_in_the_interactive_session_stops_the_turn_not_the_session() {
     let sb = Sandbox::new();

@@ -3,50 +3,97 @@
 
 /// `text` without terminal control sequences: CSI, OSC, DCS, SOS, PM and APC strings (7-bit
 /// `ESC x` and 8-bit C1 forms), any other escape, and every C0/C1 control except `\n` and
-/// `\t` (`\r\n` becomes `\n`). Printable text is kept as it is.
+/// `\t` (`\r\n` becomes `\n`). Printable text is kept as it is. An unterminated sequence at
+/// the end is dropped.
 pub fn clean(text: &str) -> String {
+    scan(text).0
+}
+
+/// What [`clean`] keeps of `text`, and where an unterminated sequence at its end starts.
+fn scan(text: &str) -> (String, Option<usize>) {
     let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' | '\t' => out.push(c),
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let complete = match c {
+            '\n' | '\t' => {
+                out.push(c);
+                true
+            }
             '\u{1b}' => match chars.next() {
-                Some('[') => skip_csi(&mut chars),
-                Some(']' | 'P' | 'X' | '^' | '_') => skip_string(&mut chars),
+                Some((_, '[')) => skip_csi(&mut chars),
+                Some((_, ']' | 'P' | 'X' | '^' | '_')) => skip_string(&mut chars),
                 // A two-character escape (`ESC 7`, `ESC c`...): both go.
-                _ => {}
+                Some(_) => true,
+                None => false,
             },
             '\u{9b}' => skip_csi(&mut chars),
             '\u{9d}' | '\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}' => skip_string(&mut chars),
-            c if c.is_control() => {}
-            c => out.push(c),
+            c if c.is_control() => true,
+            c => {
+                out.push(c);
+                true
+            }
+        };
+        if !complete {
+            return (out, Some(at));
         }
     }
-    out
+    (out, None)
 }
 
-/// Skips a control sequence's parameters and its final byte (`@` to `~`).
-fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    for c in chars.by_ref() {
-        if ('\u{40}'..='\u{7e}').contains(&c) {
-            return;
-        }
-    }
+type Chars<'a> = std::iter::Peekable<std::str::CharIndices<'a>>;
+
+/// Skips a control sequence's parameters and its final byte (`@` to `~`); false when the
+/// text ends first.
+fn skip_csi(chars: &mut Chars<'_>) -> bool {
+    chars.by_ref().any(|(_, c)| ('\u{40}'..='\u{7e}').contains(&c))
 }
 
-/// Skips a control string up to its terminator (BEL, `ESC \` or the 8-bit ST).
-fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    while let Some(c) = chars.next() {
+/// Skips a control string up to its terminator (BEL, `ESC \` or the 8-bit ST); false when
+/// the text ends first.
+fn skip_string(chars: &mut Chars<'_>) -> bool {
+    while let Some((_, c)) = chars.next() {
         match c {
-            '\u{7}' | '\u{9c}' => return,
+            '\u{7}' | '\u{9c}' => return true,
             '\u{1b}' => {
-                if chars.peek() == Some(&'\\') {
+                if chars.peek().is_some_and(|(_, c)| *c == '\\') {
                     chars.next();
                 }
-                return;
+                return true;
             }
             _ => {}
         }
+    }
+    false
+}
+
+/// Longest unterminated sequence held back between streamed pieces; past it, it is dropped.
+const MAX_PENDING: usize = 4096;
+
+/// [`clean`] for text that arrives in pieces: a sequence split across pieces is held back
+/// until it ends, so no part of it reaches the terminal.
+#[derive(Debug, Default)]
+pub struct Stream {
+    pending: String,
+}
+
+impl Stream {
+    /// The printable part of `piece`, given what came before.
+    pub fn push(&mut self, piece: &str) -> String {
+        let mut text = std::mem::take(&mut self.pending);
+        text.push_str(piece);
+        let (out, open) = scan(&text);
+        if let Some(at) = open
+            && text.len() - at <= MAX_PENDING
+        {
+            self.pending = text[at..].to_string();
+        }
+        out
+    }
+
+    /// Forgets a held-back sequence (the reply ended).
+    pub fn reset(&mut self) {
+        self.pending.clear();
     }
 }
 
@@ -107,6 +154,17 @@ mod tests {
         assert_eq!(clean("héllo ✓ 日本"), "héllo ✓ 日本");
         // An unterminated sequence swallows the rest rather than reaching the terminal.
         assert_eq!(clean("a\x1b]0;never ends"), "a");
+    }
+
+    #[test]
+    fn a_sequence_split_across_streamed_pieces_is_still_stripped() {
+        let mut s = Stream::default();
+        let pieces = ["done \x1b", "]0;pwn", "ed\x07\x1b[", "2Jwith", " care\u{9b}", "1m!"];
+        let shown: String = pieces.iter().map(|p| s.push(p)).collect();
+        assert_eq!(shown, "done with care!");
+        s.push("\x1b]never ends");
+        s.reset();
+        assert_eq!(s.push("next"), "next");
     }
 
     #[test]

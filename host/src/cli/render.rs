@@ -81,6 +81,8 @@ pub struct Terminal {
     in_reasoning: bool,
     /// The final answer was already streamed to the terminal.
     pub streamed_answer: bool,
+    /// Strips control sequences split across streamed pieces.
+    clean: termtext::Stream,
 }
 
 impl Terminal {
@@ -93,6 +95,7 @@ impl Terminal {
             mid_line: false,
             in_reasoning: false,
             streamed_answer: false,
+            clean: termtext::Stream::default(),
         }
     }
 
@@ -147,7 +150,7 @@ impl Observer for Terminal {
                 if self.in_reasoning {
                     self.end_line();
                 }
-                eprint!("{}", termtext::clean(t));
+                eprint!("{}", self.clean.push(t));
                 self.mid_line = !t.ends_with('\n');
                 self.streamed_answer = true;
             }
@@ -157,7 +160,7 @@ impl Observer for Terminal {
                     eprint!("{}", s.dim);
                     self.in_reasoning = true;
                 }
-                eprint!("{}", termtext::clean(t));
+                eprint!("{}", self.clean.push(t));
                 self.mid_line = true;
             }
             Event::Retry { attempt, wait, reason } => {
@@ -178,6 +181,7 @@ impl Observer for Terminal {
 
     fn reply(&mut self, r: &Response) {
         self.stop_spinner();
+        self.clean.reset();
         if !self.quiet && self.streamed_answer {
             self.end_line();
         } else if !self.quiet && !r.text.is_empty() && !r.tool_calls.is_empty() {
