@@ -354,7 +354,8 @@ fn a_fifo_in_the_workspace_cannot_hang_a_tool_call() {
     let made = std::process::Command::new("mkfifo").arg(&pipe).status().unwrap();
     assert!(made.success(), "mkfifo failed");
     let hostile = support::test_plugin("hostile");
-    let flags = ["--timeout", "2", "--plugin", hostile.to_str().unwrap(), "--grant", "hostile=workspace-write"];
+    let flags =
+        ["--timeout", "2", "--plugin", hostile.to_str().unwrap(), "--grant", "hostile=workspace-write"];
     let r = sb.tool(&flags, "wasi_read", &json!({ "path": pipe.to_str().unwrap() })).tool_err();
     assert!(r.stderr.contains("error (timeout)") && r.stderr.contains("was stopped"), "{}", r.stderr);
 

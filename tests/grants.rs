@@ -34,7 +34,8 @@ fn marking_files_as_read_needs_workspace_write() {
     let r = sb.run(&["--plugin", &p, "tools"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
-        r.stderr.contains("imports corral:plugin/workspace@0.1.0 (note-read), which needs the 'workspace-write'")
+        r.stderr
+            .contains("imports corral:plugin/workspace@0.1.0 (note-read), which needs the 'workspace-write'")
             && r.stderr.contains("--grant marks_read=workspace-write"),
         "{}",
         r.stderr

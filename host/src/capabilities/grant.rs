@@ -220,7 +220,9 @@ mod tests {
         assert!(g.check("p", Capability::Kv).is_err());
         assert!(g.check_note_read("p").is_err() && g.check_note_read("reader").is_err());
         g.set_builtin("reader");
-        assert!(g.check_note_read("reader").is_ok() && g.check("reader", Capability::WorkspaceWrite).is_err());
+        assert!(
+            g.check_note_read("reader").is_ok() && g.check("reader", Capability::WorkspaceWrite).is_err()
+        );
         g.set("p", CapSet::parse(&["kv"]).unwrap());
         assert!(g.check("p", Capability::Kv).is_ok());
         let e = g.check("p", Capability::Http).unwrap_err();

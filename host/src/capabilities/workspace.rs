@@ -149,10 +149,10 @@ pub fn remove_stale(dir: &Dir, now: std::time::SystemTime) -> io::Result<usize> 
 /// Files written without a name (`O_TMPFILE`), linked in when complete.
 mod unnamed {
     use cap_std::fs::Dir;
-    use std::os::unix::fs::PermissionsExt;
     use rustix::fs::{AtFlags, Mode, OFlags};
     use std::io::Write;
     use std::os::fd::{AsFd, AsRawFd};
+    use std::os::unix::fs::PermissionsExt;
 
     /// The file system (or a missing `/proc`) does not allow it: write a named file instead.
     /// Any other failure is reported as such too, so the caller can still try.
@@ -161,7 +161,8 @@ mod unnamed {
     /// Writes `contents` to an unnamed file in `dir` and links it in as `tmp`.
     pub fn write(dir: &Dir, tmp: &str, contents: &[u8], mode: Option<u32>) -> Result<(), Unsupported> {
         let flags = OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat(dir.as_fd(), ".", flags, Mode::from_raw_mode(0o600)).map_err(|_| Unsupported)?;
+        let fd = rustix::fs::openat(dir.as_fd(), ".", flags, Mode::from_raw_mode(0o600))
+            .map_err(|_| Unsupported)?;
         let mut f = std::fs::File::from(fd);
         // A new file gets what `open` would give it: 0666 less the umask.
         let perm = std::fs::Permissions::from_mode(mode.unwrap_or_else(|| 0o666 & !umask()));

@@ -274,13 +274,12 @@ fn telling_arg(tool: &str, raw: &str) -> String {
     if tool == "read_multiple_files"
         && let Some(serde_json::Value::Array(files)) = map.get("files")
     {
-        let paths: Vec<String> = files
-            .iter()
-            .map(|f| f.get("file_path").map(text).unwrap_or_else(|| text(f)))
-            .collect();
+        let paths: Vec<String> =
+            files.iter().map(|f| f.get("file_path").map(text).unwrap_or_else(|| text(f))).collect();
         return cut_words(&one_line(&paths.join(", ")), ARG_CHARS);
     }
-    let generic = ["file_path", "pattern", "path", "command", "url", "query", "action", "question", "thought"];
+    let generic =
+        ["file_path", "pattern", "path", "command", "url", "query", "action", "question", "thought"];
     for key in own.iter().chain(generic.iter()) {
         if let Some(v) = map.get(*key) {
             let mut shown = cut_words(&one_line(&text(v)), ARG_CHARS);

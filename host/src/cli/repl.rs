@@ -8,8 +8,8 @@ use crate::agent::Agent;
 use crate::capabilities::context::{Asker, unfinished_items};
 use crate::llm::Client;
 use rustyline::DefaultEditor;
-use rustyline::history::DefaultHistory;
 use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
 use std::io::{IsTerminal, Write};
 
 const HELP: &str = "\
@@ -119,7 +119,8 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
             Input::Help => eprintln!("{HELP}"),
             Input::Tools => {
                 for (t, p) in env.registry.tools() {
-                    let text = format!("{} [{}]", crate::agent::prompt::first_sentence(&t.description), p.info.name);
+                    let text =
+                        format!("{} [{}]", crate::agent::prompt::first_sentence(&t.description), p.info.name);
                     let lines = super::render::wrap(&crate::termtext::clean(&text), 60);
                     for (i, line) in lines.iter().enumerate() {
                         let name = if i == 0 { t.name.as_str() } else { "" };

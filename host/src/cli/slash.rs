@@ -8,9 +8,8 @@ use rustyline::validate::Validator;
 use rustyline::{Context, Helper};
 
 /// Every slash command, as typed.
-pub const COMMANDS: &[&str] = &[
-    "/help", "/status", "/tools", "/compact", "/save", "/restore", "/unsave", "/clear", "/exit", "/quit",
-];
+pub const COMMANDS: &[&str] =
+    &["/help", "/status", "/tools", "/compact", "/save", "/restore", "/unsave", "/clear", "/exit", "/quit"];
 
 /// The commands `typed` (a line starting with `/`, no space yet) can complete to.
 pub fn completions(typed: &str) -> Vec<String> {
@@ -35,7 +34,12 @@ pub struct SlashHelper;
 impl Completer for SlashHelper {
     type Candidate = String;
 
-    fn complete(&self, line: &str, pos: usize, _ctx: &Context<'_>) -> rustyline::Result<(usize, Vec<String>)> {
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
         Ok((0, completions(line.get(..pos).unwrap_or(line))))
     }
 }
