@@ -104,7 +104,7 @@ pub(super) fn atomic_replace(dir: &Dir, name: &Path, contents: &[u8], existed: b
     } else {
         None
     };
-    let result = match unnamed::write(dir, &tmp, contents, mode.clone()) {
+    let result = match unnamed::write(dir, &tmp, contents, mode) {
         Ok(()) => dir.rename(&tmp, dir, name),
         Err(unnamed::Unsupported) => {
             let _ = remove_stale(dir, std::time::SystemTime::now());
