@@ -26,7 +26,8 @@ fn write_then_edit_then_read_round_trip() {
         )
         .tool_err();
     assert!(r.stderr.contains("has not been read"), "{}", r.stderr);
-    assert!(r.stderr.contains("hint: read the file"), "{}", r.stderr);
+    assert!(r.stderr.contains("hint: each `corral tool` call is a session of its own"), "{}", r.stderr);
+    assert!(r.stderr.contains("corral --no-read-guard tool edit_file"), "{}", r.stderr);
     let edited = sb
         .tool(
             &["--no-read-guard"],
