@@ -394,6 +394,28 @@ fn json_and_stream_json_output_carry_a_schema_version() {
     assert!(types.contains(&"tool_result") && types.contains(&"text"), "{types:?}");
 }
 
+/// `corral -` reads the task from stdin rather than sending "-" to the model.
+#[test]
+fn a_dash_reads_the_task_from_stdin() {
+    use std::io::Write;
+    let sb = Sandbox::new();
+    let server = start(Mode::OpenAiStream, vec![text("done")]);
+    let url = server.url();
+    let mut child = sb
+        .cmd()
+        .args(["--base-url", &url, "--model", "m", "-q", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"the piped task").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let sent = server.requests()[0].body["messages"].to_string();
+    assert!(sent.contains("the piped task") && !sent.contains(r#""content":"-""#), "{sent}");
+}
+
 #[test]
 fn the_task_can_come_on_stdin_and_quiet_prints_only_the_answer() {
     use std::io::Write;
@@ -487,6 +509,30 @@ fn the_interactive_session_keeps_context_and_answers_slash_commands() {
     let msgs = after.body["messages"].to_string();
     assert!(!msgs.contains("hello there") && msgs.contains("fresh start"), "/clear forgets: {msgs}");
     assert!(!system(after).contains("look around"), "/clear resets the todo list");
+}
+
+/// What reaches the person's terminal: tool lines with the telling argument and text results,
+/// no control sequence from the model, no model-only reminder, a did-you-mean for a mistyped
+/// command and a summary on /exit.
+#[test]
+fn the_terminal_shows_clean_tool_lines_and_a_summary() {
+    let sb = Sandbox::new();
+    let server = start(
+        Mode::OpenAiStream,
+        vec![
+            tool("grep", json!({"path": ".", "pattern": "hello"})),
+            tool("todo", json!({"action": "add", "tasks": ["first step", "second step"]})),
+            text("done \u{1b}]0;pwned\u{7}\u{1b}[2Jwith **care**"),
+        ],
+    );
+    let out = repl(&sb, &server, &["look", "/stauts", "/exit"]);
+    assert!(out.contains("✓ grep hello →"), "grep shows its pattern: {out}");
+    assert!(out.contains("2 items, 2 to do") && out.contains("[ ] first step"), "todo as text: {out}");
+    assert!(!out.contains(r#""remaining""#), "no raw JSON: {out}");
+    assert!(out.contains("done with") && !out.contains("pwned") && !out.contains("\u{1b}]0"), "{out}");
+    assert!(!out.contains("\u{1b}[2J"), "{out}");
+    assert!(out.contains("unknown command /stauts; did you mean /status?"), "{out}");
+    assert!(out.contains("session: 3 model calls"), "{out}");
 }
 
 #[test]

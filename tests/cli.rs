@@ -26,7 +26,8 @@ fn write_then_edit_then_read_round_trip() {
         )
         .tool_err();
     assert!(r.stderr.contains("has not been read"), "{}", r.stderr);
-    assert!(r.stderr.contains("hint: read the file"), "{}", r.stderr);
+    assert!(r.stderr.contains("hint: each `corral tool` call is a session of its own"), "{}", r.stderr);
+    assert!(r.stderr.contains("corral --no-read-guard tool edit_file"), "{}", r.stderr);
     let edited = sb
         .tool(
             &["--no-read-guard"],
@@ -47,6 +48,14 @@ fn overwriting_an_unread_file_is_refused_and_leaves_it_intact() {
     let sb = Sandbox::new();
     let r = sb.tool(&[], "write_file", &json!({"file_path": "hello.txt", "content": "clobbered"})).tool_err();
     assert!(r.stderr.contains("error (conflict)"), "{}", r.stderr);
+    // Reading first cannot help from the command line: the hint names the flag that can.
+    assert!(
+        r.stderr.contains("hint: each `corral tool` call is a session of its own")
+            && r.stderr.contains("corral --no-read-guard tool write_file"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("read the file with read_file first"), "{}", r.stderr);
     assert_eq!(std::fs::read_to_string(sb.ws.join("hello.txt")).unwrap(), "hello\nworld\n");
     let leftovers: Vec<_> = std::fs::read_dir(&sb.ws)
         .unwrap()
@@ -397,9 +406,70 @@ fn every_command_has_help() {
     for w in ["tools", "tool", "plugins", "--workspace", "--add-dir-ro", "--no-read-guard", "--memory-mib"] {
         assert!(r.stdout.contains(w), "--help lacks {w}");
     }
+    for w in ["--max-turns", "--provider", "--allowed-commands", "--output-format"] {
+        assert!(r.stdout.contains(w), "--help lacks the agent option {w}");
+    }
     let r = sb.run(&["tool", "--help"]).ok();
     assert!(r.stdout.contains("Exits 0 on success, 1 when the tool reports an error"), "{}", r.stdout);
-    assert!(sb.run(&["plugins", "--help"]).ok().stdout.contains("sha256"));
+    // A subcommand's help shows its own options and the sandbox's, not the agent's.
+    for w in ["<NAME>", "--workspace", "--no-read-guard", "corral --help"] {
+        assert!(r.stdout.contains(w), "tool --help lacks {w}:\n{}", r.stdout);
+    }
+    for w in ["--max-turns", "--provider", "--allowed-commands", "--output-format", "--temperature"] {
+        assert!(!r.stdout.contains(w), "tool --help shows the agent option {w}:\n{}", r.stdout);
+    }
+    let short = sb.run(&["tool", "-h"]).ok().stdout;
+    assert!(short.lines().count() < 40, "tool -h is {} lines:\n{short}", short.lines().count());
+    let r = sb.run(&["plugins", "--help"]).ok();
+    assert!(r.stdout.contains("sha256") && r.stdout.contains("--json") && !r.stdout.contains("--max-turns"));
+}
+
+/// Kills `corral tool write_file` with SIGKILL at staggered points of a large write: the file
+/// always holds the old or the new content whole, and no temporary file is ever left.
+#[test]
+fn kill_9_during_writes_leaves_no_partial_and_no_temporary_file() {
+    use std::io::Write;
+    let sb = Sandbox::new();
+    let old = "old\n".repeat(10);
+    let new = "new content line\n".repeat(60_000);
+    let args = json!({"file_path": "big.txt", "content": new}).to_string();
+    let mut killed_running = 0;
+    for trial in 0..12u32 {
+        std::fs::write(sb.ws.join("big.txt"), &old).unwrap();
+        let mut child = sb
+            .cmd()
+            .args(["--no-read-guard", "tool", "write_file", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(args.as_bytes()).unwrap();
+        drop(stdin);
+        // Staggered kill points: poll the child a growing number of times first.
+        for _ in 0..trial * 5000 {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        if child.try_wait().unwrap().is_none() {
+            killed_running += 1;
+        }
+        let _ = child.kill();
+        child.wait().unwrap();
+        let text = std::fs::read_to_string(sb.ws.join("big.txt")).unwrap();
+        assert!(text == old || text == new, "trial {trial}: a partial file of {} bytes", text.len());
+        let names: Vec<String> = std::fs::read_dir(&sb.ws)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains("corral-tmp"))
+            .collect();
+        assert!(names.is_empty(), "trial {trial} left {names:?}");
+    }
+    assert!(killed_running > 0, "no trial killed a running write");
 }
 
 /// Runs corral with extra environment variables.

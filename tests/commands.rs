@@ -298,9 +298,10 @@ fn ask_mode_asks_the_person_once_per_bucket_and_remembers_always() {
     let url = server.url();
     let args = ["--base-url", url.as_str(), "--model", "m", "--color", "never", "--commands", "ask"];
     let out = sb.in_terminal(&args, &[], &["run some commands", "always", "no", "/exit"]);
-    assert!(out.contains("The agent wants to run:") && out.contains("echo first"), "{out}");
+    assert!(out.contains("the agent wants to run this command (10 characters"), "{out}");
+    assert!(out.contains("\r\n    echo first\r\n"), "the command alone on its line: {out}");
     assert!(out.contains("1. yes") && out.contains("2. no") && out.contains("3. always"), "{out}");
-    assert!(!out.contains("echo second\r\n  in"), "echo was approved with always: {out}");
+    assert!(!out.contains("    echo second\r\n"), "echo was approved with always: {out}");
     assert!(out.contains("ls -a") && out.contains("all asked"), "{out}");
     let reqs = server.requests();
     assert_eq!(reqs.len(), 4, "{out}");

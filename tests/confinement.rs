@@ -344,3 +344,23 @@ fn names_that_are_not_utf8_do_not_break_the_tools() {
     let r = sb.tool(&[], "read_file", &json!({"file_path": "."})).ok();
     assert!(r.stdout.contains("hello.txt"), "{}", r.stdout);
 }
+
+/// A FIFO no one writes to: a plugin opening it through WASI is stopped at its timeout (the
+/// open runs off the runtime's thread) and corral exits; the built-in tools refuse or skip it.
+#[test]
+fn a_fifo_in_the_workspace_cannot_hang_a_tool_call() {
+    let sb = hostile_workspace();
+    let pipe = sb.ws.join("pipe");
+    let made = std::process::Command::new("mkfifo").arg(&pipe).status().unwrap();
+    assert!(made.success(), "mkfifo failed");
+    let hostile = support::test_plugin("hostile");
+    let flags =
+        ["--timeout", "2", "--plugin", hostile.to_str().unwrap(), "--grant", "hostile=workspace-write"];
+    let r = sb.tool(&flags, "wasi_read", &json!({ "path": pipe.to_str().unwrap() })).tool_err();
+    assert!(r.stderr.contains("error (timeout)") && r.stderr.contains("was stopped"), "{}", r.stderr);
+
+    let r = sb.tool(&["--timeout", "2"], "read_file", &json!({ "file_path": "pipe" })).tool_err();
+    assert!(r.stderr.contains("not a regular file"), "{}", r.stderr);
+    let r = sb.tool(&["--timeout", "2"], "grep", &json!({ "pattern": "zzz-nothing" })).ok();
+    assert!(!r.stdout.contains("pipe:"), "{}", r.stdout);
+}

@@ -25,6 +25,25 @@ fn entry<'a>(list: &'a Value, name: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {name} in {list}"))
 }
 
+/// Marking files as read unlocks them for writers: a plugin that imports note-read needs
+/// workspace-write, and without it is refused at load with the way to grant it.
+#[test]
+fn marking_files_as_read_needs_workspace_write() {
+    let sb = Sandbox::new();
+    let p = plugin("marks_read");
+    let r = sb.run(&["--plugin", &p, "tools"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("imports corral:plugin/workspace@0.1.0 (note-read), which needs the 'workspace-write'")
+            && r.stderr.contains("--grant marks_read=workspace-write"),
+        "{}",
+        r.stderr
+    );
+    let r = sb.run(&["--plugin", &p, "--grant", "marks_read=workspace-write", "tools"]).ok();
+    assert!(r.stdout.contains("mark_read"), "{}", r.stdout);
+}
+
 #[test]
 fn a_plugin_importing_http_without_a_grant_is_refused_at_load() {
     let sb = Sandbox::new();

@@ -16,6 +16,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "runtime",
             "capabilities",
             "redact",
+            "termtext",
             "wit",
             "builtins",
         ],
@@ -28,8 +29,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("llm", &["redact"]),
     ("runtime", &["capabilities", "wit", "builtins", "redact"]),
     // debt: the network and command policies are built from config's settings types.
-    ("capabilities", &["wit", "redact", "config"]),
+    ("capabilities", &["wit", "redact", "termtext", "config"]),
     ("redact", &[]),
+    ("termtext", &[]),
 ];
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ pub mod context;
 pub mod llm;
 pub mod redact;
 pub mod runtime;
+pub mod termtext;
 pub mod trust;
 pub mod wit;
 

@@ -1,9 +1,7 @@
 //! The `corral` binary: parse the command line and run it.
 
-use clap::Parser;
-
 fn main() {
     corral::redact::harden_process();
-    let cli = corral::cli::Cli::parse();
+    let cli = corral::cli::parse();
     std::process::exit(corral::cli::run(cli));
 }

@@ -311,7 +311,7 @@ impl<'a> Agent<'a> {
             if self.interrupt.is_set() {
                 return (Outcome::Interrupted, last_text, None);
             }
-            self.remind_todo(obs);
+            self.remind_todo();
             stats.turns += 1;
             if let Err((o, e)) = self.checkpoint_if_due(stats, obs).await {
                 return (o, last_text, e);
@@ -380,8 +380,9 @@ impl<'a> Agent<'a> {
     }
 
     /// Adds a reminder when todo items are open and the tool has not been used for a while;
-    /// an unchanged reminder backs off (3, 6, 12, 24 turns).
-    fn remind_todo(&mut self, obs: &mut dyn Observer) {
+    /// an unchanged reminder backs off (3, 6, 12, 24 turns). It is for the model only: the
+    /// person sees the list itself on each todo call, so it is not shown as a notice.
+    fn remind_todo(&mut self) {
         let Some(todo) = self.tools.session.sections.get("todo") else { return };
         let open = unfinished_items(&todo);
         if open == 0 || self.turns_since_todo < self.reminder_gap {
@@ -397,7 +398,7 @@ impl<'a> Agent<'a> {
         }
         self.turns_since_todo = 0;
         self.last_reminder = Some(text.clone());
-        self.nudge(obs, &text);
+        self.transcript.push(Message::nudge(&text));
     }
 }
 

@@ -1,7 +1,7 @@
 //! Capabilities: which host function needs which one, sets of them, and the session's table
 //! of what each loaded plugin was granted, which every host function checks before acting.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::RwLock;
 
@@ -52,10 +52,11 @@ impl fmt::Display for Capability {
 
 /// The capability a call to `function` of the host interface `interface` (`workspace`,
 /// `kv`, ...; the part between `corral:plugin/` and `@`) needs; `None` when every plugin
-/// may call it (logging, settings, scratch files, the roots and the read guard).
+/// may call it (logging, settings, scratch files and the roots).
 pub fn needed_by(interface: &str, function: &str) -> Option<Capability> {
     match (interface, function) {
-        ("workspace", "write" | "move" | "trash") => Some(Capability::WorkspaceWrite),
+        // Marking a file as read lets a writer pass the read guard: it is part of writing.
+        ("workspace", "write" | "move" | "trash" | "note-read") => Some(Capability::WorkspaceWrite),
         ("kv", _) => Some(Capability::Kv),
         ("context", _) => Some(Capability::Context),
         ("http", _) => Some(Capability::Http),
@@ -137,7 +138,7 @@ impl fmt::Display for CapSet {
 /// What each loaded plugin was granted, by plugin name. Written once per plugin by the
 /// registry; read by every host function.
 #[derive(Debug, Default)]
-pub struct Granted(RwLock<HashMap<String, CapSet>>);
+pub struct Granted(RwLock<HashMap<String, CapSet>>, RwLock<HashSet<String>>);
 
 impl Granted {
     pub fn set(&self, plugin: &str, caps: CapSet) {
@@ -149,6 +150,23 @@ impl Granted {
     /// What `plugin` was granted (nothing when it is unknown).
     pub fn get(&self, plugin: &str) -> CapSet {
         self.0.read().ok().and_then(|m| m.get(plugin).copied()).unwrap_or_default()
+    }
+
+    /// Records that `plugin` is one of corral's built-ins (known by its sha256), whose readers
+    /// may mark files as read without workspace-write: they mark only what they read.
+    pub fn set_builtin(&self, plugin: &str) {
+        if let Ok(mut s) = self.1.write() {
+            s.insert(plugin.to_string());
+        }
+    }
+
+    /// `Err` with a message when `plugin` may not mark files as read (note-read): only a
+    /// plugin granted workspace-write, or a built-in, may.
+    pub fn check_note_read(&self, plugin: &str) -> Result<(), String> {
+        if self.1.read().is_ok_and(|s| s.contains(plugin)) {
+            return Ok(());
+        }
+        self.check(plugin, Capability::WorkspaceWrite)
     }
 
     /// `Err` with a message for the model when `plugin` lacks `cap`.
@@ -174,7 +192,7 @@ mod tests {
         assert_eq!(needed_by("workspace", "move"), Some(Capability::WorkspaceWrite));
         assert_eq!(needed_by("workspace", "trash"), Some(Capability::WorkspaceWrite));
         assert_eq!(needed_by("workspace", "roots"), None);
-        assert_eq!(needed_by("workspace", "note-read"), None);
+        assert_eq!(needed_by("workspace", "note-read"), Some(Capability::WorkspaceWrite));
         assert_eq!(needed_by("kv", "get"), Some(Capability::Kv));
         assert_eq!(needed_by("context", "ask"), Some(Capability::Context));
         assert_eq!(needed_by("http", "fetch"), Some(Capability::Http));
@@ -201,6 +219,11 @@ mod tests {
     fn the_table_refuses_what_was_not_granted() {
         let g = Granted::default();
         assert!(g.check("p", Capability::Kv).is_err());
+        assert!(g.check_note_read("p").is_err() && g.check_note_read("reader").is_err());
+        g.set_builtin("reader");
+        assert!(
+            g.check_note_read("reader").is_ok() && g.check("reader", Capability::WorkspaceWrite).is_err()
+        );
         g.set("p", CapSet::parse(&["kv"]).unwrap());
         assert!(g.check("p", Capability::Kv).is_ok());
         let e = g.check("p", Capability::Http).unwrap_err();

@@ -128,6 +128,12 @@ impl wit_ws::Host for PluginCtx {
     }
 
     async fn note_read(&mut self, path: String) {
+        // A plugin importing note-read without workspace-write is refused at load (built-ins
+        // excepted); this keeps a call that got through anyway from marking anything.
+        if let Err(why) = self.session.granted.check_note_read(&self.plugin) {
+            self.session.log.push(&self.plugin, "warn", &format!("note-read of '{path}' ignored: {why}"));
+            return;
+        }
         workspace::note_read(&self.session, &path);
     }
 

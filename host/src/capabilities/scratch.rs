@@ -14,6 +14,8 @@ pub const OUT_DIR: &str = ".corral/out";
 pub const KEEP: Duration = Duration::from_secs(600);
 /// The largest scratch file, in bytes.
 pub const MAX_BYTES: usize = 10 * 1024 * 1024;
+/// The most all scratch files together may hold, in bytes: past it the oldest are removed.
+pub const TOTAL_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Saves `contents` as `.corral/out/<kind>_<stamp>.txt` and returns that workspace path.
 /// Old scratch files are removed first.
@@ -28,11 +30,44 @@ pub fn save(ws: &Dir, kind: &str, contents: &str) -> Result<String, String> {
         return Err(format!("{} bytes is over the {MAX_BYTES}-byte limit for saved output", contents.len()));
     }
     let _ = clean(ws, SystemTime::now());
+    make_room(ws, contents.len() as u64, TOTAL_BYTES)
+        .map_err(|e| format!("cannot make room for the output under {OUT_DIR}: {e}"))?;
     static N: AtomicU64 = AtomicU64::new(0);
     let stamp = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let name = format!("out/{kind}_{stamp}_{}_{}.txt", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
     state::write(ws, &name, contents.as_bytes()).map_err(|e| format!("cannot save the output: {e}"))?;
     Ok(format!("{}/{name}", state::STATE_DIR))
+}
+
+/// Removes the oldest scratch files until `incoming` more bytes fit in `budget`; returns how
+/// many went.
+pub fn make_room(ws: &Dir, incoming: u64, budget: u64) -> io::Result<usize> {
+    let dir = match ws.open_dir(OUT_DIR) {
+        Ok(d) => d,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut files = Vec::new();
+    for entry in dir.entries()? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        if meta.is_file() {
+            let when = meta.modified().map(|m| m.into_std()).unwrap_or(SystemTime::UNIX_EPOCH);
+            files.push((when, entry.file_name(), meta.len()));
+        }
+    }
+    files.sort();
+    let mut total: u64 = files.iter().map(|f| f.2).sum();
+    let mut removed = 0;
+    for (_, name, len) in files {
+        if total + incoming <= budget {
+            break;
+        }
+        dir.remove_file(&name)?;
+        total -= len;
+        removed += 1;
+    }
+    Ok(removed)
 }
 
 /// Removes scratch files older than [`KEEP`]; returns how many went.
@@ -85,5 +120,20 @@ mod tests {
         assert_eq!(clean(&d, SystemTime::now()).unwrap(), 0);
         assert_eq!(clean(&d, SystemTime::now() + KEEP + Duration::from_secs(1)).unwrap(), 1);
         assert!(!t.path().join(&p).exists());
+    }
+
+    #[test]
+    fn the_oldest_files_go_when_the_total_budget_is_reached() {
+        let t = tempfile::tempdir().unwrap();
+        let d = Dir::open_ambient_dir(t.path(), ambient_authority()).unwrap();
+        let out = t.path().join(OUT_DIR);
+        std::fs::create_dir_all(&out).unwrap();
+        let old = std::fs::File::create(out.join("a_old.txt")).unwrap();
+        std::io::Write::write_all(&mut &old, &[b'a'; 600]).unwrap();
+        old.set_modified(SystemTime::now() - Duration::from_secs(60)).unwrap();
+        std::fs::write(out.join("b_new.txt"), [b'b'; 300]).unwrap();
+        assert_eq!(make_room(&d, 100, 1000).unwrap(), 0, "it fits");
+        assert_eq!(make_room(&d, 200, 1000).unwrap(), 1);
+        assert!(!out.join("a_old.txt").exists() && out.join("b_new.txt").exists());
     }
 }

@@ -259,6 +259,21 @@ fn plugins(env: &setup::Env, json: bool) -> i32 {
     print(&text)
 }
 
+/// Whether `message` is the read guard's refusal to change a file not read in this session.
+fn unread_refusal(message: &str) -> bool {
+    message.contains("has not been read in this session")
+}
+
+/// The way out of the read guard for `corral tool`: each call is a session of its own, so no
+/// file has been read in it, and reading first cannot help.
+fn unread_hint(tool: &str) -> String {
+    format!(
+        "each `corral tool` call is a session of its own, so a file read by an earlier call does not \
+         count. To change an existing file from the command line, turn the read guard off for this \
+         call: corral --no-read-guard tool {tool} '...'"
+    )
+}
+
 async fn tool(env: &setup::Env, name: &str, args: &str) -> i32 {
     let args = if args == "-" {
         let mut buf = String::new();
@@ -287,7 +302,7 @@ async fn tool(env: &setup::Env, name: &str, args: &str) -> i32 {
         let ctx = Ctx { runtime: &env.runtime, session: &env.session, limits: &env.settings.limits };
         let outcome = use_skill::call(&env.skills, ctx, &parsed.to_string()).await;
         if outcome.is_error {
-            eprintln!("{}", outcome.content);
+            eprintln!("{}", crate::termtext::clean(&outcome.content));
             return 1;
         }
         let mut text = outcome.content;
@@ -325,9 +340,12 @@ async fn tool(env: &setup::Env, name: &str, args: &str) -> i32 {
             print(&text)
         }
         Err(e) => {
-            eprintln!("error ({}): {}", e.kind.as_str(), e.message);
-            if let Some(h) = e.hint {
-                eprintln!("hint: {h}");
+            let clean = crate::termtext::clean;
+            eprintln!("error ({}): {}", e.kind.as_str(), clean(&e.message));
+            match e.hint {
+                _ if unread_refusal(&e.message) => eprintln!("hint: {}", unread_hint(name)),
+                Some(h) => eprintln!("hint: {}", clean(&h)),
+                None => {}
             }
             1
         }

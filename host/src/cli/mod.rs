@@ -8,11 +8,13 @@ mod audit;
 mod commands;
 mod firstrun;
 mod jsonout;
+mod markdown;
 mod plugin;
 mod render;
 mod repl;
 mod session;
 mod setup;
+mod slash;
 mod trust;
 
 use clap::{Args, Parser, Subcommand};
@@ -30,7 +32,7 @@ pub use setup::{Env, SetupError};
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
-    /// The task for the agent, e.g. "make the tests pass"
+    /// The task for the agent, e.g. "make the tests pass"; `-` reads it from stdin
     pub task: Option<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -40,6 +42,65 @@ const EXIT_CODES: &str = "Exit codes of an agent run:\n  0    done: the model ga
                           1    error: setup, configuration or the model provider failed\n  \
                           2    the turn limit (--max-turns) was reached; .corral/continue.md is written\n  \
                           130  interrupted with Ctrl-C";
+
+/// A subcommand's help: its own arguments and the sandbox options (those without a heading);
+/// the agent, model, capability and output options are listed by `corral --help` only.
+const SUB_HELP: &str = "{about-with-newline}\n{usage-heading} {usage}\n\n{all-args}{after-help}\n\n\
+                        The agent, model, capability and output options: corral --help";
+
+/// Parses the command line. A subcommand's help lists its own options and the sandbox's (the
+/// options without a heading); the others stay accepted there but are listed by `corral --help`
+/// and `corral exec --help` only.
+pub fn parse() -> Cli {
+    use clap::CommandFactory;
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(code) = subcommand_help(Cli::command(), &argv) {
+        std::process::exit(code);
+    }
+    Cli::parse_from(argv)
+}
+
+/// Prints the help of the subcommand `argv` asks it of (`corral tool --help`, `corral plugin
+/// add -h`), without the options listed by `corral --help`; `None` when it asks no such help.
+fn subcommand_help(mut cmd: clap::Command, argv: &[std::ffi::OsString]) -> Option<i32> {
+    let args: Vec<&str> = argv.iter().skip(1).filter_map(|a| a.to_str()).collect();
+    let long = args.contains(&"--help");
+    if !long && !args.contains(&"-h") {
+        return None;
+    }
+    cmd.build();
+    let headed: Vec<clap::Id> =
+        cmd.get_arguments().filter(|a| a.get_help_heading().is_some()).map(|a| a.get_id().clone()).collect();
+    // The subcommand path: the words naming subcommands, in order.
+    let mut path = Vec::new();
+    let mut at = &cmd;
+    for word in &args {
+        if let Some(sc) = at.find_subcommand(word) {
+            path.push(sc.get_name().to_string());
+            at = sc;
+        }
+    }
+    if path.is_empty() || path[0] == "exec" {
+        return None;
+    }
+    let mut sc = cmd.find_subcommand(&path[0])?.clone();
+    for name in &path[1..] {
+        sc = sc.find_subcommand(name)?.clone();
+    }
+    let mut sc = hide_args(sc, &headed).bin_name(format!("corral {}", path.join(" ")));
+    let shown = if long { sc.print_long_help() } else { sc.print_help() };
+    Some(if shown.is_ok() { 0 } else { 1 })
+}
+
+/// `cmd` and its subcommands with the arguments `ids` hidden from their help.
+fn hide_args(mut cmd: clap::Command, ids: &[clap::Id]) -> clap::Command {
+    for id in ids {
+        if cmd.get_arguments().any(|a| a.get_id() == id) {
+            cmd = cmd.mut_arg(id, |a| a.hide(true));
+        }
+    }
+    cmd
+}
 
 /// Options every command takes. Each one but `--workspace` is also a settings key (see
 /// `corral config`); a flag beats the environment, which beats the files.
@@ -207,6 +268,7 @@ pub struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List every tool: its name, its plugin and what it does
+    #[command(help_template = SUB_HELP)]
     Tools {
         /// Print JSON (name, plugin, description, input schema, hints) instead of a table
         #[arg(long)]
@@ -217,6 +279,7 @@ pub enum Command {
     /// Exits 0 on success, 1 when the tool reports an error, 2 on a usage or setup error.
     #[command(after_help = "Examples:\n  corral tool read_file '{\"file_path\": \"README.md\"}'\n  \
                             echo '{\"pattern\": \"TODO\"}' | corral tool grep -")]
+    #[command(help_template = SUB_HELP)]
     Tool {
         /// The tool's name (see `corral tools`)
         name: String,
@@ -225,6 +288,7 @@ pub enum Command {
         args: String,
     },
     /// List plugins: source, sha256, size, tools, capabilities, and whether they were cached
+    #[command(help_template = SUB_HELP)]
     Plugins {
         /// Print JSON instead of text
         #[arg(long)]
@@ -236,12 +300,14 @@ pub enum Command {
     /// (~/.config/corral/skills/), and corral itself; a project skill hides a user skill of
     /// the same name, which hides a shipped one. Each folder holds SKILL.md folders and
     /// skill components (*.wasm).
+    #[command(help_template = SUB_HELP)]
     Skills {
         /// Print JSON ({"skills":[..],"hidden":[..],"warnings":[..]}) instead of text
         #[arg(long)]
         json: bool,
     },
     /// Create, build, inspect and install plugins (see docs/authoring.md)
+    #[command(help_template = SUB_HELP)]
     Plugin {
         #[command(subcommand)]
         command: plugin::PluginCommand,
@@ -251,6 +317,7 @@ pub enum Command {
     /// Settings come from, lowest priority first: defaults, the user file
     /// (~/.config/corral/config.toml), the project file (corral.toml), environment
     /// variables, flags. Lists such as plugins.disabled accumulate across layers.
+    #[command(help_template = SUB_HELP)]
     Config {
         /// Print JSON ({"schema_version":1,"settings":{..},"files":[..]}) instead of text
         #[arg(long)]
@@ -293,7 +360,7 @@ pub fn run(cli: Cli) -> i32 {
             return 2;
         }
     };
-    rt.block_on(async move {
+    let code = rt.block_on(async move {
         let command = match cli.command {
             None => return session::run(&cli.global, cli.task, cli.global.ci).await,
             Some(Command::Exec { task }) => return session::run(&cli.global, task.or(cli.task), true).await,
@@ -306,5 +373,9 @@ pub fn run(cli: Cli) -> i32 {
                 2
             }
         }
-    })
+    });
+    // A plugin's blocking file call left behind by a timeout (an open of a FIFO no one writes
+    // to) must not keep corral from exiting: do not wait for it.
+    rt.shutdown_timeout(std::time::Duration::from_millis(100));
+    code
 }

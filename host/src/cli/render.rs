@@ -3,6 +3,7 @@
 
 use crate::agent::{CallOutcome, Compaction, Observer};
 use crate::llm::{Event, Response, ToolCall};
+use crate::termtext;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,10 +45,12 @@ impl Spinner {
             .spawn(move || {
                 const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
                 let mut i = 0;
+                let started = std::time::Instant::now();
                 // Do not flash for fast replies.
                 std::thread::sleep(Duration::from_millis(150));
                 while !flag.load(Ordering::Relaxed) {
-                    eprint!("\r{} {label}", FRAMES[i % FRAMES.len()]);
+                    let secs = started.elapsed().as_secs();
+                    eprint!("\r{} {label} ({secs} s · Ctrl-C to stop)", FRAMES[i % FRAMES.len()]);
                     let _ = std::io::stderr().flush();
                     i += 1;
                     std::thread::sleep(Duration::from_millis(90));
@@ -78,6 +81,8 @@ pub struct Terminal {
     in_reasoning: bool,
     /// The final answer was already streamed to the terminal.
     pub streamed_answer: bool,
+    /// Strips control sequences split across streamed pieces.
+    clean: termtext::Stream,
 }
 
 impl Terminal {
@@ -90,6 +95,7 @@ impl Terminal {
             mid_line: false,
             in_reasoning: false,
             streamed_answer: false,
+            clean: termtext::Stream::default(),
         }
     }
 
@@ -115,7 +121,7 @@ impl Terminal {
     pub fn error(&mut self, text: &str) {
         self.finish();
         let s = self.style;
-        eprintln!("{}error:{} {}", s.red, s.reset, crate::redact::text(text));
+        eprintln!("{}error:{} {}", s.red, s.reset, termtext::clean(&crate::redact::text(text)));
     }
 }
 
@@ -144,7 +150,7 @@ impl Observer for Terminal {
                 if self.in_reasoning {
                     self.end_line();
                 }
-                eprint!("{t}");
+                eprint!("{}", self.clean.push(t));
                 self.mid_line = !t.ends_with('\n');
                 self.streamed_answer = true;
             }
@@ -154,7 +160,7 @@ impl Observer for Terminal {
                     eprint!("{}", s.dim);
                     self.in_reasoning = true;
                 }
-                eprint!("{t}");
+                eprint!("{}", self.clean.push(t));
                 self.mid_line = true;
             }
             Event::Notice(m) => {
@@ -163,6 +169,7 @@ impl Observer for Terminal {
             }
             Event::Retry { attempt, wait, reason } => {
                 self.end_line();
+                let reason = termtext::clean(reason);
                 eprintln!(
                     "{}↻ {reason}; retrying in {:.1} s (attempt {}){}",
                     s.dim,
@@ -178,11 +185,12 @@ impl Observer for Terminal {
 
     fn reply(&mut self, r: &Response) {
         self.stop_spinner();
+        self.clean.reset();
         if !self.quiet && self.streamed_answer {
             self.end_line();
         } else if !self.quiet && !r.text.is_empty() && !r.tool_calls.is_empty() {
             // Not streamed: show the text that came with tool calls; a final answer goes to stdout.
-            eprintln!("{}", r.text.trim_end());
+            eprintln!("{}", termtext::clean(r.text.trim_end()));
         }
         if !r.tool_calls.is_empty() {
             self.streamed_answer = false;
@@ -196,20 +204,27 @@ impl Observer for Terminal {
         }
         let s = self.style;
         let (mark, color) = if outcome.is_error { ("✗", s.red) } else { ("✓", s.green) };
-        let first = outcome.content.lines().next().unwrap_or("");
-        let result: String = first.chars().take(100).collect();
-        let result = if result.is_empty() { String::new() } else { format!(" → {result}") };
+        let shown = tool_result(&call.name, &outcome.content, outcome.is_error);
+        let result = if shown.line.is_empty() { String::new() } else { format!(" → {}", shown.line) };
         let (reset, bold, dim) = (s.reset, s.bold, s.dim);
         eprintln!(
             "{color}{mark}{reset} {bold}{}{reset} {}{dim}{result} ({:.0?}){reset}",
-            call.name,
-            summarize_args(&call.arguments),
+            termtext::clean(&call.name),
+            summarize_call(&call.name, &call.arguments),
             outcome.duration
         );
+        for line in &shown.below {
+            let tint = if outcome.is_error { s.red } else { s.dim };
+            eprintln!("    {tint}{line}{reset}");
+        }
         if let Some(change) = &outcome.change {
             eprint!(
                 "{}",
-                diff(change.before.as_deref().unwrap_or(""), change.after.as_deref().unwrap_or(""), s)
+                diff(
+                    &termtext::clean(change.before.as_deref().unwrap_or("")),
+                    &termtext::clean(change.after.as_deref().unwrap_or("")),
+                    s
+                )
             );
         }
     }
@@ -220,8 +235,8 @@ impl Observer for Terminal {
             return;
         }
         let s = self.style;
-        let first = text.lines().next().unwrap_or("");
-        eprintln!("{}· {}{}", s.dim, crate::redact::text(first), s.reset);
+        let first = termtext::clean(&crate::redact::text(text.lines().next().unwrap_or("")));
+        eprintln!("{}· {first}{}", s.dim, s.reset);
     }
 
     fn compaction(&mut self, c: &Compaction) {
@@ -229,26 +244,155 @@ impl Observer for Terminal {
     }
 }
 
-/// The most telling argument of a call, shortened: a path, pattern, action or thought.
-pub fn summarize_args(raw: &str) -> String {
+/// Longest shown argument, in characters.
+const ARG_CHARS: usize = 70;
+/// Longest result on a tool line, in characters.
+const RESULT_CHARS: usize = 100;
+/// Width error texts are wrapped to.
+const WRAP: usize = 96;
+/// Todo items listed under a todo call.
+const TODO_SHOWN: usize = 12;
+
+/// The argument that tells what a call of `tool` does, on one line, cut at a word.
+pub fn summarize_call(tool: &str, raw: &str) -> String {
+    termtext::clean(&telling_arg(tool, raw))
+}
+
+fn telling_arg(tool: &str, raw: &str) -> String {
     let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(raw) else {
-        return raw.chars().take(60).collect();
+        return cut_words(&one_line(raw), ARG_CHARS);
     };
-    for key in ["file_path", "path", "pattern", "action", "question", "thought", "command", "url", "query"] {
-        if let Some(v) = map.get(key) {
-            let text = match v {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            let mut shown: String = one_line.chars().take(70).collect();
-            if one_line.chars().count() > 70 {
-                shown.push('…');
+    let text = |v: &serde_json::Value| match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let own: &[&str] = match tool {
+        "grep" => &["pattern"],
+        "list_files" | "glob" => &["pattern", "path"],
+        "read_multiple_files" => &["files"],
+        "todo" => &["action"],
+        "think" => &["thought"],
+        "use_skill" => &["name", "skill"],
+        _ => &[],
+    };
+    if tool == "read_multiple_files"
+        && let Some(serde_json::Value::Array(files)) = map.get("files")
+    {
+        let paths: Vec<String> =
+            files.iter().map(|f| f.get("file_path").map(text).unwrap_or_else(|| text(f))).collect();
+        return cut_words(&one_line(&paths.join(", ")), ARG_CHARS);
+    }
+    let generic =
+        ["file_path", "pattern", "path", "command", "url", "query", "action", "question", "thought"];
+    for key in own.iter().chain(generic.iter()) {
+        if let Some(v) = map.get(*key) {
+            let mut shown = cut_words(&one_line(&text(v)), ARG_CHARS);
+            if tool == "todo"
+                && let Some(tasks) = map.get("tasks").or_else(|| map.get("task"))
+            {
+                let tasks = match tasks {
+                    serde_json::Value::Array(a) => a.iter().map(text).collect::<Vec<_>>().join("; "),
+                    other => text(other),
+                };
+                shown = format!("{shown} {}", cut_words(&one_line(&tasks), ARG_CHARS));
             }
             return shown;
         }
     }
     String::new()
+}
+
+/// What a tool line shows of a result: the part on the line, and lines below it.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Shown {
+    pub line: String,
+    pub below: Vec<String>,
+}
+
+/// How the result of `tool` is shown: an error whole and wrapped under the line; a todo list
+/// and a thought as text; anything else as its first line cut at a word.
+pub fn tool_result(tool: &str, content: &str, is_error: bool) -> Shown {
+    let content = termtext::clean(content);
+    if is_error {
+        return Shown { line: String::new(), below: wrap(content.trim(), WRAP) };
+    }
+    let json = serde_json::from_str::<serde_json::Value>(&content).ok();
+    match (tool, json) {
+        ("todo", Some(v)) if v.get("items").is_some() => todo_shown(&v),
+        ("think", Some(v)) if v.get("thought_number").is_some() => {
+            let n = v["thought_number"].as_u64().unwrap_or(0);
+            let total = v["total_thoughts"].as_u64().unwrap_or(n);
+            let more = if v["next_thought_needed"].as_bool() == Some(false) { ", done" } else { "" };
+            let mut line = format!("thought {n} of {total}{more}");
+            if let Some(note) = v.get("note").and_then(|n| n.as_str()) {
+                line.push_str(&format!(" ({})", cut_words(&one_line(note), RESULT_CHARS)));
+            }
+            Shown { line, below: Vec::new() }
+        }
+        _ => Shown { line: cut_words(content.lines().next().unwrap_or(""), RESULT_CHARS), below: Vec::new() },
+    }
+}
+
+fn todo_shown(v: &serde_json::Value) -> Shown {
+    let items = v["items"].as_array().cloned().unwrap_or_default();
+    let left = items.iter().filter(|i| i["done"].as_bool() != Some(true)).count();
+    let line = format!("{} items, {left} to do", items.len());
+    let mut below: Vec<String> = items
+        .iter()
+        .take(TODO_SHOWN)
+        .map(|i| {
+            let mark = if i["done"].as_bool() == Some(true) { "[x]" } else { "[ ]" };
+            format!("{mark} {}", cut_words(&one_line(i["task"].as_str().unwrap_or("")), RESULT_CHARS))
+        })
+        .collect();
+    if items.len() > TODO_SHOWN {
+        below.push(format!("… and {} more", items.len() - TODO_SHOWN));
+    }
+    for e in v.get("errors").and_then(|e| e.as_array()).into_iter().flatten() {
+        let reason = e["reason"].as_str().unwrap_or("");
+        below.push(format!("! {}: {reason}", cut_words(e["task"].as_str().unwrap_or(""), 40)));
+    }
+    Shown { line, below }
+}
+
+/// `text` with runs of white space (newlines included) made one space.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `text` cut to at most `max` characters at a word boundary, with "…" when cut. A single
+/// word longer than half the room is cut inside.
+pub fn cut_words(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max.saturating_sub(1)).collect();
+    let at_word = match head.rfind(char::is_whitespace) {
+        Some(i) if head[..i].chars().count() >= max / 2 => head[..i].trim_end().to_string(),
+        _ => head,
+    };
+    format!("{at_word}…")
+}
+
+/// `text` wrapped at words to lines of at most `width` characters (a longer word stays whole
+/// on its own line); its own line breaks are kept.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for para in text.lines() {
+        let mut line = String::new();
+        for word in para.split_whitespace() {
+            let len = line.chars().count();
+            if len > 0 && len + 1 + word.chars().count() > width {
+                lines.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        lines.push(line);
+    }
+    lines
 }
 
 /// A unified diff of `before` and `after` with two lines of context, at most 60 lines.
@@ -282,11 +426,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn args_summary_prefers_paths() {
-        assert_eq!(summarize_args(r#"{"file_path":"src/a.rs","limit":3}"#), "src/a.rs");
-        assert_eq!(summarize_args(r#"{"pattern":"fn  main"}"#), "fn main");
-        assert_eq!(summarize_args("not json"), "not json");
-        assert!(summarize_args(&format!(r#"{{"thought":"{}"}}"#, "x".repeat(100))).ends_with('…'));
+    fn each_tool_shows_its_telling_argument() {
+        assert_eq!(summarize_call("read_file", r#"{"file_path":"src/a.rs","limit":3}"#), "src/a.rs");
+        assert_eq!(summarize_call("grep", r#"{"path":"src","pattern":"fn  main"}"#), "fn main");
+        assert_eq!(summarize_call("list_files", r#"{"path":"src","pattern":"**/*.rs"}"#), "**/*.rs");
+        assert_eq!(summarize_call("todo", r#"{"action":"add","tasks":["a","b"]}"#), "add a; b");
+        assert_eq!(
+            summarize_call("read_multiple_files", r#"{"files":[{"file_path":"a"},{"file_path":"b"}]}"#),
+            "a, b"
+        );
+        assert_eq!(summarize_call("x", "not json"), "not json");
+        let long = summarize_call("think", &format!(r#"{{"thought":"{}"}}"#, "word ".repeat(30)));
+        assert!(long.ends_with("word…") && long.chars().count() <= ARG_CHARS, "{long}");
+        assert_eq!(summarize_call("x", r#"{"path":"\u001b[2Jx"}"#), "x", "controls are stripped");
+    }
+
+    #[test]
+    fn results_are_cut_at_a_word_and_errors_shown_whole() {
+        let long = "the file is large: ".to_string() + &"lorem ipsum ".repeat(20);
+        let s = tool_result("read_file", &long, false);
+        assert!(s.line.ends_with("ipsum…") || s.line.ends_with("lorem…"), "{}", s.line);
+        assert!(s.line.chars().count() <= RESULT_CHARS && s.below.is_empty());
+        let err = format!("{}read it first with read_file, or pass --no-read-guard", "x ".repeat(60));
+        let s = tool_result("edit_file", &err, true);
+        assert!(s.line.is_empty() && s.below.len() > 1, "{s:?}");
+        assert!(s.below.iter().all(|l| l.chars().count() <= WRAP));
+        assert_eq!(s.below.join(" "), err.trim(), "nothing of an error is lost");
+        assert_eq!(cut_words("abcdefghijklmnop", 8), "abcdefg…");
+        assert_eq!(cut_words("short", 8), "short");
+    }
+
+    #[test]
+    fn todo_and_think_results_read_as_text() {
+        let todo = r#"{"action":"add","total":2,"remaining":1,"items":[{"task":"write tests","done":true},{"task":"fix bug","done":false}]}"#;
+        let s = tool_result("todo", todo, false);
+        assert_eq!(s.line, "2 items, 1 to do");
+        assert_eq!(s.below, ["[x] write tests", "[ ] fix bug"]);
+        let think = r#"{"thought_number":2,"total_thoughts":5,"next_thought_needed":true,"branches":[],"history_length":2}"#;
+        assert_eq!(tool_result("think", think, false).line, "thought 2 of 5");
+        assert_eq!(tool_result("todo", "not json", false).line, "not json");
     }
 
     #[test]

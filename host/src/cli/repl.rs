@@ -9,6 +9,7 @@ use crate::capabilities::context::{Asker, unfinished_items};
 use crate::llm::Client;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
+use rustyline::history::DefaultHistory;
 use std::io::{IsTerminal, Write};
 
 const HELP: &str = "\
@@ -75,8 +76,11 @@ fn history_path() -> Option<std::path::PathBuf> {
 
 /// Runs the session until /exit or end of input. Returns the exit code (0).
 pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style) -> i32 {
-    let mut editor = match DefaultEditor::new() {
-        Ok(e) => e,
+    let mut editor = match rustyline::Editor::<super::slash::SlashHelper, DefaultHistory>::new() {
+        Ok(mut e) => {
+            e.set_helper(Some(super::slash::SlashHelper));
+            e
+        }
         Err(e) => {
             eprintln!("error: cannot start line editing: {e}");
             return 1;
@@ -115,15 +119,13 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
             Input::Help => eprintln!("{HELP}"),
             Input::Tools => {
                 for (t, p) in env.registry.tools() {
-                    eprintln!(
-                        "{}{:18}{} {}{}{}",
-                        style.bold,
-                        t.name,
-                        style.reset,
-                        crate::agent::prompt::first_sentence(&t.description),
-                        style.dim,
-                        format_args!(" [{}]{}", p.info.name, style.reset)
-                    );
+                    let text =
+                        format!("{} [{}]", crate::agent::prompt::first_sentence(&t.description), p.info.name);
+                    let lines = super::render::wrap(&crate::termtext::clean(&text), 60);
+                    for (i, line) in lines.iter().enumerate() {
+                        let name = if i == 0 { t.name.as_str() } else { "" };
+                        eprintln!("{}{name:18}{} {line}", style.bold, style.reset);
+                    }
                 }
                 if agent.tools().offers_skills() {
                     let names: Vec<&str> = env.skills.all().iter().map(|k| k.name.as_str()).collect();
@@ -146,8 +148,16 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
             }
             Input::Compact(drop) => {
                 let mut term = Terminal::new(style, false, false);
+                // The figures /status shows: the next request's size in the provider's tokens.
+                let before = agent.context_status().estimate;
                 match agent.compact(drop, &mut term).await {
-                    Ok(r) => eprintln!("compacted: {} -> {} tokens, {} saved", r.before, r.after, r.saved()),
+                    Ok(_) => {
+                        let after = agent.context_status().estimate;
+                        eprintln!(
+                            "compacted: context {before} -> {after} tokens, {} saved (as /status counts them)",
+                            before.saturating_sub(after)
+                        )
+                    }
                     Err(e) => eprintln!("error: {}", crate::redact::text(&e.to_string())),
                 }
             }
@@ -166,18 +176,22 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
                 Ok(label) => eprintln!("checkpoint '{label}' cleared"),
                 Err(e) => eprintln!("error: {}", crate::redact::text(&e.to_string())),
             },
-            Input::Unknown(c) => eprintln!("unknown command {c}; /help lists the commands"),
+            Input::Unknown(c) => match super::slash::did_you_mean(c) {
+                Some(near) => eprintln!("unknown command {c}; did you mean {near}? /help lists the commands"),
+                None => eprintln!("unknown command {c}; /help lists the commands"),
+            },
             Input::Task(task) => {
                 let mut term = Terminal::new(style, false, std::io::stderr().is_terminal());
                 let r = agent.run(task, &mut term).await;
                 term.finish();
                 report(&r, &mut term, agent.config().max_turns);
                 if r.outcome == crate::agent::Outcome::Done && !term.streamed_answer {
-                    println!("{}", r.answer.trim_end());
+                    print!("{}", super::session::final_answer(&r.answer, style));
                 }
             }
         }
     }
+    eprintln!("{}", summary(agent));
     if let Some(h) = &history {
         if let Some(dir) = h.parent() {
             let _ = std::fs::create_dir_all(dir);
@@ -185,6 +199,15 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
         let _ = editor.save_history(h);
     }
     0
+}
+
+/// What the session did, for leaving it.
+fn summary(agent: &Agent<'_>) -> String {
+    let t = &agent.totals;
+    format!(
+        "session: {} model calls, {} tokens in / {} out, {} tool calls ({} failed)",
+        t.llm_calls, t.input_tokens, t.output_tokens, t.tool_calls, t.tool_errors
+    )
 }
 
 /// The context window: the setting, else what the server's model list says.
@@ -242,9 +265,9 @@ pub struct TerminalAsker;
 impl Asker for TerminalAsker {
     fn ask(&self, question: &str, choices: &[String]) -> Result<String, String> {
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "\n? {question}");
+        let _ = writeln!(err, "\n? {}", crate::termtext::clean(question));
         for (i, c) in choices.iter().enumerate() {
-            let _ = writeln!(err, "  {}. {c}", i + 1);
+            let _ = writeln!(err, "  {}. {}", i + 1, crate::termtext::escaped(c));
         }
         drop(err);
         let mut editor = DefaultEditor::new().map_err(|e| format!("cannot read the answer: {e}"))?;

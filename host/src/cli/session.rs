@@ -58,8 +58,11 @@ fn use_color(choice: ColorChoice) -> bool {
 /// mode (`ci`) nothing is ever asked and every call goes to the audit log.
 /// Returns the process exit code: 0 done, 1 error, 2 turn limit, 130 interrupted.
 pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
-    let interactive = !ci && task.is_none() && std::io::stdin().is_terminal();
-    if ci && task.is_none() && std::io::stdin().is_terminal() {
+    // `corral -` reads the task from stdin, even from a terminal (until Ctrl-D).
+    let from_stdin = task.as_deref() == Some("-");
+    let task = task.filter(|_| !from_stdin);
+    let interactive = !ci && !from_stdin && task.is_none() && std::io::stdin().is_terminal();
+    if ci && !from_stdin && task.is_none() && std::io::stdin().is_terminal() {
         eprintln!("error: corral exec needs a task: corral exec \"fix the build\" (or the task on stdin)");
         return 1;
     }
@@ -331,11 +334,23 @@ async fn one_shot(
             let already_seen = term.streamed_answer && std::io::stdout().is_terminal() && !s.output.quiet;
             if r.outcome == Outcome::Done && !already_seen {
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{}", crate::redact::text(r.answer.trim_end()));
+                let _ = write!(out, "{}", final_answer(&r.answer, style));
                 let _ = out.flush();
             }
             r.outcome.exit_code()
         }
+    }
+}
+
+/// The final answer as printed on stdout: into a terminal, stripped of control sequences and
+/// its Markdown drawn; redirected, the text as the model sent it.
+pub fn final_answer(answer: &str, style: Style) -> String {
+    let answer = crate::redact::text(answer.trim_end());
+    let answer = answer.as_ref();
+    if std::io::stdout().is_terminal() {
+        super::markdown::render(&crate::termtext::clean(answer), style)
+    } else {
+        format!("{answer}\n")
     }
 }
 

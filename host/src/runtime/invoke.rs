@@ -81,7 +81,10 @@ impl Runtime {
         let stdout = CapturePipe::new(limits.stdio_bytes);
         let stderr = CapturePipe::new(limits.stdio_bytes);
         let mut b = WasiCtxBuilder::new();
-        b.stdout(stdout.clone()).stderr(stderr.clone()).allow_blocking_current_thread(true);
+        // File calls run on tokio's blocking pool, not on the runtime's thread: an open that
+        // never returns (a FIFO with no writer) then costs one pool thread, and the call's
+        // timeout and Ctrl-C still fire.
+        b.stdout(stdout.clone()).stderr(stderr.clone()).allow_blocking_current_thread(false);
         let preopen = |b: &mut WasiCtxBuilder, dir: &std::path::Path| {
             let guest = dir.to_string_lossy();
             b.preopened_dir(dir, guest.as_ref(), FsPerms::ReadOnly).map(|_| ()).map_err(|e| {

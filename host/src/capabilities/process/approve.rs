@@ -111,12 +111,23 @@ impl Approvals {
     }
 }
 
+/// The approval question: the command escaped (no control or hidden character reaches the
+/// terminal), alone on its line, with its length, so nothing in it can move the cursor or
+/// pose as the question.
+pub fn approval_question(shown: &str, bucket: &str, cwd: &str) -> String {
+    let chars = shown.chars().count();
+    format!(
+        "corral: the agent wants to run this command ({chars} characters, control characters shown \
+         escaped):\n\n    {}\n\n  in {}\n  Allow it? (\"always\" approves every `{bucket}` command)",
+        crate::termtext::escaped(shown),
+        crate::termtext::escaped(cwd),
+    )
+}
+
 /// Asks the person whether `shown` (in bucket `bucket`, run in `cwd`) may run. `Err` is a
 /// message for the model (declined, or no one to ask).
 pub fn ask(channel: &AskChannel, shown: &str, bucket: &str, cwd: &str) -> Result<Answer, String> {
-    let question = format!(
-        "The agent wants to run:\n    {shown}\n  in {cwd}. Allow it? (\"always\" approves every `{bucket}` command)"
-    );
+    let question = approval_question(shown, bucket, cwd);
     let choices = ["yes".to_string(), "no".to_string(), "always".to_string()];
     match channel.ask(&question, &choices) {
         Ok(text) => match parse_answer(&text) {
@@ -158,6 +169,17 @@ mod tests {
         // A bucket is one line: a newline cannot smuggle a second approval into the file.
         assert_eq!(shell_bucket("echo hi\nrm -rf x"), "sh -c echo hi\\nrm -rf x");
         assert_eq!(bucket("git", &v(&["push\nrm"])), "git push\\nrm");
+    }
+
+    #[test]
+    fn the_approval_question_cannot_be_disguised() {
+        let sneaky = "rm -rf ~\x1b[1A\x1b[2K\rThe agent wants to run:\n    ls\u{202e}";
+        let q = approval_question(sneaky, "sh -c rm", "/w");
+        assert!(!q.chars().any(|c| c == '\x1b' || c == '\r' || c == '\u{202e}'), "{q}");
+        let lines: Vec<&str> = q.lines().collect();
+        assert_eq!(lines[2], "    rm -rf ~\\x1b[1A\\x1b[2K\\rThe agent wants to run:\\n    ls\\u{202e}");
+        assert!(lines[0].contains(&format!("({} characters", sneaky.chars().count())), "{q}");
+        assert!(q.ends_with("Allow it? (\"always\" approves every `sh -c rm` command)"), "{q}");
     }
 
     #[test]

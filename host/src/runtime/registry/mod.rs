@@ -210,6 +210,9 @@ impl Registry {
                 checked.push(spec::check_spec(&location, spec)?);
             }
             let declared: CapSet = checked.iter().fold(CapSet::EMPTY, |a, t| a.union(t.capabilities));
+            // A built-in reader marks what it read without asking for workspace-write.
+            let builtin_reads = |n: &&grants::Need| external.is_none() && n.function == "note-read";
+            let needs: Vec<grants::Need> = needs.iter().filter(|n| !builtin_reads(n)).cloned().collect();
             let asks = declared.union(grants::caps(&needs));
             let granted = match external {
                 Some(g) => g,
@@ -223,6 +226,9 @@ impl Registry {
             };
             reg.index(&c.name, &location, &checked)?;
             session.granted.set(&c.name, granted);
+            if builtin {
+                session.granted.set_builtin(&c.name);
+            }
             let info = PluginInfo {
                 name: c.name,
                 origin: c.origin,
