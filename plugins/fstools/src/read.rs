@@ -25,7 +25,7 @@ pub fn spec() -> Spec {
          `tail: N` shows the last N lines instead (not together with `offset`). Output is capped at \
          50 KB and lines longer than 2000 characters are clipped; when lines remain, the last note \
          says which `offset` to continue from. Every file read ends with `[checksum=XXXXXXXX]` \
-         (first 8 hex digits of the SHA-256 of the whole file). Binary and non-UTF-8 files are \
+         (8 hex digits of the whole file's XXH3-64 hash, to tell versions apart; not a security hash). Binary and non-UTF-8 files are \
          refused. A directory gives its entries sorted by name, subdirectories ending in `/`. \
          Read a file before editing or overwriting it.",
         json!({
