@@ -611,3 +611,52 @@ fn exec_audit_log_path_can_be_chosen() {
     assert_eq!(text.lines().count(), 3, "{text}");
     assert!(!sb.ws.join(".corral/audit.jsonl").exists());
 }
+
+#[test]
+fn file_search_finds_files_by_fuzzy_name_and_skips_ignored_ones() {
+    let sb = Sandbox::new();
+    for (p, body) in [
+        ("host/src/config/keys.rs", ""),
+        ("host/src/agent/mod.rs", ""),
+        ("target/config/keys.rs", ""),
+        (".gitignore", "target/\n"),
+    ] {
+        let path = sb.ws.join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, body).unwrap();
+    }
+    let server = start(
+        Mode::OpenAiStream,
+        vec![tool("file_search", json!({"query": "cfg keys", "limit": 5})), text("found it")],
+    );
+    let run = corral(&sb, &server, Mode::OpenAiStream, &[], "where are the config keys?");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    let reqs = server.requests();
+    assert!(tool_names(&reqs[0]).iter().any(|n| n == "file_search"));
+    let results = tool_results(&reqs[1]);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(results[0].starts_with("host/src/config/keys.rs\n"), "{results:?}");
+    assert!(!results[0].contains("target/") && !results[0].contains("agent/mod.rs"), "{results:?}");
+}
+
+#[test]
+fn edit_file_refuses_overlapping_whitespace_tolerant_matches() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("o.txt"), " a\n a\n a\n").unwrap();
+    let server = start(
+        Mode::AnthropicStream,
+        vec![
+            tool("read_file", json!({"file_path": "o.txt"})),
+            tool(
+                "edit_file",
+                json!({"file_path": "o.txt", "old_string": "a\na", "new_string": "b", "line_number": 2}),
+            ),
+            text("could not"),
+        ],
+    );
+    let run = corral(&sb, &server, Mode::AnthropicStream, &[], "edit");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    let results = tool_results(&server.requests()[2]);
+    assert!(results[1].contains("overlap one another, so the edit is ambiguous"), "{results:?}");
+    assert_eq!(std::fs::read_to_string(sb.ws.join("o.txt")).unwrap(), " a\n a\n a\n", "nothing written");
+}

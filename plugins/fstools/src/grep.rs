@@ -733,7 +733,11 @@ mod tests {
         let (_dir, ws) = setup();
         let e = grep(&ws, json!({"pattern": "x", "include": "~/src/*.rs"})).unwrap_err();
         assert_eq!(e.kind, ErrorKind::PermissionDenied);
-        assert!(e.message.starts_with("the include glob '~/src/*.rs' starts with '~', the home directory"), "{}", e.message);
+        assert!(
+            e.message.starts_with("the include glob '~/src/*.rs' starts with '~', the home directory"),
+            "{}",
+            e.message
+        );
         let e = grep(&ws, json!({"pattern": "x", "path": "~"})).unwrap_err();
         assert!(e.message.starts_with("the path '~' starts with '~'"), "{}", e.message);
     }

@@ -6,7 +6,9 @@ pub mod delete;
 pub mod edit;
 pub mod grep;
 pub mod list;
+pub mod patch;
 pub mod read;
+pub mod search;
 pub mod write;
 
 #[cfg(test)]

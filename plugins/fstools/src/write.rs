@@ -208,7 +208,10 @@ mod tests {
         let e = run(&ws, &json!({"file_path": "x", "content": null})).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidArgs);
         let e = run(&ws, &json!({"file_path": "x", "move_from": ""})).unwrap_err();
-        assert_eq!(e.message, "give 'content' (the text to write) or 'move_from' (a file to move to file_path)");
+        assert_eq!(
+            e.message,
+            "give 'content' (the text to write) or 'move_from' (a file to move to file_path)"
+        );
         let e = run(&ws, &json!({"content": "a"})).unwrap_err();
         assert_eq!(e.message, "missing required field 'file_path'");
         assert!(!root(&ws).join("x").exists());

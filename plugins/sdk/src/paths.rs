@@ -198,7 +198,9 @@ mod tests {
         assert!(e.message.starts_with("the path '~/x' starts with '~', the home directory"), "{}", e.message);
         assert!(e.hint.as_deref().unwrap_or("").contains("--add-dir"));
         assert!(r().resolve("~").is_err() && r().resolve("~bob/notes.txt").is_err());
-        assert!(is_home_path("~alice") && !is_home_path("a~") && !is_home_path("~ x") && !is_home_path("x/~"));
+        assert!(
+            is_home_path("~alice") && !is_home_path("a~") && !is_home_path("~ x") && !is_home_path("x/~")
+        );
     }
 
     #[test]

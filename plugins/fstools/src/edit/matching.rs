@@ -329,7 +329,12 @@ fn overlapping(text: &str, lines: &Lines, all: &[Span], shown: &str) -> ToolErro
     );
     for s in all.iter().take(LISTED_MATCHES) {
         let (first, last) = lines.span_lines(*s);
-        msg.push_str(&format!("\n  lines {}-{}: '{}'", first + 1, last + 1, snippet(lines.text(text, first))));
+        msg.push_str(&format!(
+            "\n  lines {}-{}: '{}'",
+            first + 1,
+            last + 1,
+            snippet(lines.text(text, first))
+        ));
     }
     if all.len() > LISTED_MATCHES {
         msg.push_str(&format!("\n  ... and {} more", all.len() - LISTED_MATCHES));
@@ -700,8 +705,9 @@ mod tests {
         assert!(e.message.starts_with("old_string matches 2 places"), "{}", e.message);
         // Matches side by side do not overlap and stay a plain choice.
         let text = "ab\nab\n";
-        let (_, s) = choose(text, &Lines::new(text), "ab", Choice { replace_all: false, line_number: Some(2) }, "f")
-            .unwrap();
+        let (_, s) =
+            choose(text, &Lines::new(text), "ab", Choice { replace_all: false, line_number: Some(2) }, "f")
+                .unwrap();
         assert_eq!(s, vec![Span { start: 3, end: 5 }]);
         assert!(pick("aa\n", "a", false, None).unwrap_err().message.starts_with("2 matches"));
     }
