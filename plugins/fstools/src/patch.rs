@@ -181,7 +181,7 @@ fn plan_file(resolver: &Resolver, p: &FilePatch) -> Result<Planned, ToolError> {
     }
     let after = match &to {
         None => {
-            if !lines.is_empty() && !(lines.len() == 1 && lines[0].is_empty()) {
+            if lines.iter().any(|l| !l.is_empty()) {
                 return Err(conflict(format!(
                     "the diff deletes '{shown}', but its hunks leave {} lines in it",
                     lines.len()

@@ -32,9 +32,6 @@ impl Hunk {
     pub fn old_lines(&self) -> Vec<&str> {
         self.lines.iter().filter(|(k, _)| *k != '+').map(|(_, l)| l.as_str()).collect()
     }
-    pub fn new_lines(&self) -> Vec<&str> {
-        self.lines.iter().filter(|(k, _)| *k != '-').map(|(_, l)| l.as_str()).collect()
-    }
 }
 
 /// A diff that cannot be read, with the 1-based diff line where it went wrong.
