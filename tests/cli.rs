@@ -119,7 +119,7 @@ fn tools_lists_every_built_in() {
     let sb = Sandbox::new();
     let r = sb.run(&["tools"]).ok();
     for t in
-        ["read_file", "read_multiple_files", "write_file", "edit_file", "delete_file", "list_files", "grep"]
+        ["read_file", "read_multiple_files", "write_file", "edit_file", "delete_file", "list_files", "grep", "patch", "file_search"]
     {
         assert!(r.stdout.lines().any(|l| l.starts_with(&format!("{t} "))), "{t} missing:\n{}", r.stdout);
     }
@@ -128,6 +128,10 @@ fn tools_lists_every_built_in() {
     assert_eq!(write["input_schema"]["type"], "object");
     assert_eq!(write["read_only"], false);
     assert_eq!(write["capabilities"], json!(["workspace-write"]));
+    let patch = json.as_array().unwrap().iter().find(|t| t["name"] == "patch").unwrap();
+    assert_eq!((&patch["read_only"], &patch["capabilities"]), (&json!(false), &json!(["workspace-write"])));
+    let search = json.as_array().unwrap().iter().find(|t| t["name"] == "file_search").unwrap();
+    assert_eq!(search["read_only"], true);
 }
 
 #[test]

@@ -6,6 +6,7 @@ pub mod delete;
 pub mod edit;
 pub mod grep;
 pub mod list;
+pub mod notebook;
 pub mod patch;
 pub mod read;
 pub mod search;
