@@ -118,9 +118,17 @@ fn list_and_grep_see_the_workspace() {
 fn tools_lists_every_built_in() {
     let sb = Sandbox::new();
     let r = sb.run(&["tools"]).ok();
-    for t in
-        ["read_file", "read_multiple_files", "write_file", "edit_file", "delete_file", "list_files", "grep", "patch", "file_search"]
-    {
+    for t in [
+        "read_file",
+        "read_multiple_files",
+        "write_file",
+        "edit_file",
+        "delete_file",
+        "list_files",
+        "grep",
+        "patch",
+        "file_search",
+    ] {
         assert!(r.stdout.lines().any(|l| l.starts_with(&format!("{t} "))), "{t} missing:\n{}", r.stdout);
     }
     let json: Value = serde_json::from_str(&sb.run(&["tools", "--json"]).ok().stdout).unwrap();

@@ -46,10 +46,13 @@ pub fn parse(bytes: &[u8], shown: &str) -> Result<Value, ToolError> {
     let nb: Value = serde_json::from_slice(bytes).map_err(|e| {
         ToolError::new(ErrorKind::Unsupported, format!("'{shown}' is not valid notebook JSON: {e}"))
     })?;
-    if nb.get("nbformat").and_then(Value::as_u64) != Some(4) || !nb.get("cells").is_some_and(Value::is_array) {
+    if nb.get("nbformat").and_then(Value::as_u64) != Some(4) || !nb.get("cells").is_some_and(Value::is_array)
+    {
         return Err(ToolError::new(
             ErrorKind::Unsupported,
-            format!("'{shown}' is not an nbformat 4 notebook (it needs \"nbformat\": 4 and a \"cells\" array)"),
+            format!(
+                "'{shown}' is not an nbformat 4 notebook (it needs \"nbformat\": 4 and a \"cells\" array)"
+            ),
         ));
     }
     Ok(nb)
@@ -94,7 +97,11 @@ pub fn view(bytes: &[u8], shown: &str) -> Result<String, ToolError> {
             out.push('\n');
         }
         if let Some(outputs) = cell.get("outputs").and_then(Value::as_array).filter(|o| !o.is_empty()) {
-            out.push_str(&format!("[{} output{}]\n", outputs.len(), if outputs.len() == 1 { "" } else { "s" }));
+            out.push_str(&format!(
+                "[{} output{}]\n",
+                outputs.len(),
+                if outputs.len() == 1 { "" } else { "s" }
+            ));
         }
     }
     Ok(out)
@@ -163,7 +170,10 @@ pub fn run(ws: &dyn Workspace, args: &Value) -> Result<Output, ToolError> {
     let shown = resolver.display(&path);
     let meta = std::fs::metadata(&path).map_err(|e| io_error(&shown, &e))?;
     if meta.len() > MAX_NOTEBOOK_BYTES {
-        return Err(ToolError::new(ErrorKind::TooLarge, format!("'{shown}' is {} bytes; too large to edit", meta.len())));
+        return Err(ToolError::new(
+            ErrorKind::TooLarge,
+            format!("'{shown}' is {} bytes; too large to edit", meta.len()),
+        ));
     }
     let bytes = crate::common::fileio::read(&path).map_err(|e| io_error(&shown, &e))?;
     let mut nb = parse(&bytes, &shown)?;
@@ -173,14 +183,20 @@ pub fn run(ws: &dyn Workspace, args: &Value) -> Result<Output, ToolError> {
     };
     let find = |cells: &[Value]| -> Result<usize, ToolError> {
         if let Some(id) = cell_id {
-            return cells
-                .iter()
-                .position(|c| c.get("id").and_then(Value::as_str) == Some(id))
-                .ok_or_else(|| bad(format!("'{shown}' has no cell with id '{id}'")).with_hint("read the notebook to see its cell ids"));
+            return cells.iter().position(|c| c.get("id").and_then(Value::as_str) == Some(id)).ok_or_else(
+                || {
+                    bad(format!("'{shown}' has no cell with id '{id}'"))
+                        .with_hint("read the notebook to see its cell ids")
+                },
+            );
         }
         match cell_index {
             Some(i) if i < cells.len() => Ok(i),
-            Some(i) => Err(bad(format!("cell_index {i} is out of range: '{shown}' has {} cells (0 to {})", cells.len(), cells.len().saturating_sub(1)))),
+            Some(i) => Err(bad(format!(
+                "cell_index {i} is out of range: '{shown}' has {} cells (0 to {})",
+                cells.len(),
+                cells.len().saturating_sub(1)
+            ))),
             None => Err(bad("give cell_id or cell_index to choose the cell")),
         }
     };
@@ -188,13 +204,17 @@ pub fn run(ws: &dyn Workspace, args: &Value) -> Result<Output, ToolError> {
         "replace" => {
             let Some(src) = new_source else { return Err(bad("replace needs new_source")) };
             let i = find(cells)?;
-            let Some(cell) = cells[i].as_object_mut() else { return Err(bad(format!("cell {i} is not an object"))) };
+            let Some(cell) = cells[i].as_object_mut() else {
+                return Err(bad(format!("cell {i} is not an object")));
+            };
             let kind = cell_type
                 .map(str::to_string)
                 .or_else(|| cell.get("cell_type").and_then(Value::as_str).map(str::to_string))
                 .unwrap_or_else(|| "code".into());
             if kind != "code" && kind != "markdown" {
-                return Err(bad(format!("cell {i} is a {kind} cell; give cell_type code or markdown to replace it")));
+                return Err(bad(format!(
+                    "cell {i} is a {kind} cell; give cell_type code or markdown to replace it"
+                )));
             }
             set_cell(cell, &kind, src);
             format!("Replaced cell {i} ({kind})")
@@ -204,7 +224,12 @@ pub fn run(ws: &dyn Workspace, args: &Value) -> Result<Output, ToolError> {
             let at = match (cell_id, cell_index) {
                 (Some(_), _) => find(cells)? + 1,
                 (None, Some(i)) if i <= cells.len() => i,
-                (None, Some(i)) => return Err(bad(format!("cell_index {i} is past the end; '{shown}' has {} cells", cells.len()))),
+                (None, Some(i)) => {
+                    return Err(bad(format!(
+                        "cell_index {i} is past the end; '{shown}' has {} cells",
+                        cells.len()
+                    )));
+                }
                 (None, None) => cells.len(),
             };
             let kind = cell_type.unwrap_or("code");

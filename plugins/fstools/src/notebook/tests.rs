@@ -52,9 +52,9 @@ fn load(p: &Path) -> Value {
 /// nbformat 5.10.4 and its dependencies, installed once per user with pip under the
 /// toolchain cache; `None` (with the reason printed) when Python or pip is absent.
 fn nbformat_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("CORRAL_TOOLCHAINS").map(PathBuf::from).or_else(|| {
-        std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/corral/toolchains"))
-    })?;
+    let base = std::env::var_os("CORRAL_TOOLCHAINS")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/corral/toolchains")))?;
     let dir = base.join("nbformat-5.10.4");
     if dir.join(".done").exists() {
         return Some(dir);
@@ -100,7 +100,9 @@ fn the_view_numbers_cells_with_type_id_and_outputs() {
 #[test]
 fn replacing_a_code_cell_clears_its_outputs_and_keeps_the_rest() {
     let (_d, ws, p) = nb();
-    let out = run(&ws, &json!({"notebook_path": "n.ipynb", "cell_id": "calc", "new_source": "x = 2\nprint(x)"})).unwrap();
+    let out =
+        run(&ws, &json!({"notebook_path": "n.ipynb", "cell_id": "calc", "new_source": "x = 2\nprint(x)"}))
+            .unwrap();
     assert!(out.text.starts_with("Replaced cell 1 (code) of n.ipynb; it now has 2 cells"), "{}", out.text);
     let v = load(&p);
     assert_eq!(v["cells"][1]["source"], json!(["x = 2\n", "print(x)"]));
@@ -119,7 +121,8 @@ fn insert_by_index_or_after_an_id_and_delete() {
     run(&ws, &json!({"notebook_path": "n.ipynb", "edit_mode": "insert", "cell_index": 0, "cell_type": "markdown", "new_source": "Top"})).unwrap();
     run(&ws, &json!({"notebook_path": "n.ipynb", "edit_mode": "insert", "cell_id": "intro", "new_source": "import os"})).unwrap();
     let v = load(&p);
-    let types: Vec<&str> = v["cells"].as_array().unwrap().iter().map(|c| c["cell_type"].as_str().unwrap()).collect();
+    let types: Vec<&str> =
+        v["cells"].as_array().unwrap().iter().map(|c| c["cell_type"].as_str().unwrap()).collect();
     assert_eq!(types, ["markdown", "markdown", "code", "code"]);
     assert_eq!(v["cells"][2]["source"], json!(["import os"]));
     assert_eq!(v["cells"][2]["outputs"], json!([]));
@@ -151,7 +154,11 @@ fn bad_requests_are_refused_and_nothing_is_written() {
     assert_eq!(e.message, "cell_index 9 is out of range: 'n.ipynb' has 2 cells (0 to 1)");
     let e = run(&ws, &json!({"notebook_path": "n.ipynb", "cell_index": 0})).unwrap_err();
     assert_eq!(e.message, "replace needs new_source");
-    let e = run(&ws, &json!({"notebook_path": "n.ipynb", "cell_index": 0, "new_source": "x", "cell_type": "raw"})).unwrap_err();
+    let e = run(
+        &ws,
+        &json!({"notebook_path": "n.ipynb", "cell_index": 0, "new_source": "x", "cell_type": "raw"}),
+    )
+    .unwrap_err();
     assert!(e.message.starts_with("cell_type must be"), "{}", e.message);
     assert_eq!(fs::read_to_string(&p).unwrap(), NB);
     // The read guard.
@@ -159,4 +166,26 @@ fn bad_requests_are_refused_and_nothing_is_written() {
     put(dir.path(), "m.ipynb", NB, 0);
     let e = run(&ws, &json!({"notebook_path": "m.ipynb", "cell_index": 0, "new_source": "x"})).unwrap_err();
     assert!(e.message.contains("has not been read"), "{}", e.message);
+}
+
+#[test]
+fn read_file_shows_a_notebook_as_numbered_cell_lines_with_the_file_checksum() {
+    let (_d, ws, _p) = nb();
+    let out = crate::read::run(&ws, &json!({"file_path": "n.ipynb"})).unwrap();
+    assert!(
+        out.text.starts_with("1: Jupyter notebook (nbformat 4.5, language python), 2 cells"),
+        "{}",
+        out.text
+    );
+    assert!(out.text.contains("\n3: --- cell 0 [markdown] id=intro ---\n4: # Title\n"), "{}", out.text);
+    assert!(
+        out.text.contains(&format!("[checksum={}]", crate::common::checksum(NB.as_bytes()))),
+        "{}",
+        out.text
+    );
+    // A broken notebook is shown as the text it is.
+    let (dir, ws) = setup();
+    put(dir.path(), "b.ipynb", "{not json", 0);
+    let out = crate::read::run(&ws, &json!({"file_path": "b.ipynb"})).unwrap();
+    assert!(out.text.starts_with("1: {not json"), "{}", out.text);
 }
