@@ -60,7 +60,19 @@ pub fn run(ws: &dyn Workspace, args: &Value) -> Result<Output, ToolError> {
     let resolver = Resolver::new(ws);
     let mut plan = Vec::with_capacity(patches.len());
     for p in &patches {
-        plan.push(plan_file(&resolver, p)?);
+        let planned = plan_file(&resolver, p)?;
+        // Each plan starts from the file on disk, so a file may appear once only.
+        let touched = |q: &Planned| [q.from.clone(), q.to.clone()].into_iter().flatten().collect::<Vec<_>>();
+        if let Some(path) =
+            touched(&planned).into_iter().find(|x| plan.iter().any(|q: &Planned| touched(q).contains(x)))
+        {
+            return Err(ToolError::invalid_args(format!(
+                "the diff changes '{}' in two places; nothing was changed",
+                resolver.display(&path)
+            ))
+            .with_hint("merge that file's hunks under one ---/+++ header"));
+        }
+        plan.push(planned);
     }
     apply(ws, &resolver, &plan)?;
     let mut text =

@@ -246,3 +246,15 @@ fn diff_u_output_without_git_headers() {
     patch(&ws, diff).unwrap();
     assert_eq!(fs::read_to_string(dir.path().join("p.txt")).unwrap(), "1\n1.5\n2\n3\n");
 }
+
+#[test]
+fn a_file_named_twice_is_refused() {
+    let (dir, ws) = setup();
+    put(dir.path(), "d.txt", "1\n2\n", 0);
+    ws.note_read(&dir.path().join("d.txt"));
+    let diff =
+        "--- a/d.txt\n+++ b/d.txt\n@@ -1 +1 @@\n-1\n+one\n--- a/d.txt\n+++ b/d.txt\n@@ -2 +2 @@\n-2\n+two\n";
+    let e = patch(&ws, diff).unwrap_err();
+    assert_eq!(e.message, "the diff changes 'd.txt' in two places; nothing was changed");
+    assert_eq!(fs::read_to_string(dir.path().join("d.txt")).unwrap(), "1\n2\n");
+}
