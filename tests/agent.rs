@@ -657,3 +657,111 @@ fn exec_audit_log_path_can_be_chosen() {
     assert_eq!(text.lines().count(), 3, "{text}");
     assert!(!sb.ws.join(".corral/audit.jsonl").exists());
 }
+
+#[test]
+fn file_search_finds_files_by_fuzzy_name_and_skips_ignored_ones() {
+    let sb = Sandbox::new();
+    for (p, body) in [
+        ("host/src/config/keys.rs", ""),
+        ("host/src/agent/mod.rs", ""),
+        ("target/config/keys.rs", ""),
+        (".gitignore", "target/\n"),
+    ] {
+        let path = sb.ws.join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, body).unwrap();
+    }
+    let server = start(
+        Mode::OpenAiStream,
+        vec![tool("file_search", json!({"query": "cfg keys", "limit": 5})), text("found it")],
+    );
+    let run = corral(&sb, &server, Mode::OpenAiStream, &[], "where are the config keys?");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    let reqs = server.requests();
+    assert!(tool_names(&reqs[0]).iter().any(|n| n == "file_search"));
+    let results = tool_results(&reqs[1]);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(results[0].starts_with("host/src/config/keys.rs\n"), "{results:?}");
+    assert!(!results[0].contains("target/") && !results[0].contains("agent/mod.rs"), "{results:?}");
+}
+
+#[test]
+fn edit_file_refuses_overlapping_whitespace_tolerant_matches() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("o.txt"), " a\n a\n a\n").unwrap();
+    let server = start(
+        Mode::AnthropicStream,
+        vec![
+            tool("read_file", json!({"file_path": "o.txt"})),
+            tool(
+                "edit_file",
+                json!({"file_path": "o.txt", "old_string": "a\na", "new_string": "b", "line_number": 2}),
+            ),
+            text("could not"),
+        ],
+    );
+    let run = corral(&sb, &server, Mode::AnthropicStream, &[], "edit");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    let results = tool_results(&server.requests()[2]);
+    assert!(results[1].contains("overlap one another, so the edit is ambiguous"), "{results:?}");
+    assert_eq!(std::fs::read_to_string(sb.ws.join("o.txt")).unwrap(), " a\n a\n a\n", "nothing written");
+}
+
+#[test]
+fn patch_applies_a_diff_to_two_files_through_the_agent() {
+    let sb = Sandbox::new();
+    std::fs::write(sb.ws.join("b.txt"), "one\ntwo\n").unwrap();
+    let diff = "--- a/hello.txt\n+++ b/hello.txt\n@@ -1,2 +1,2 @@\n hello\n-world\n+corral\n\
+                --- a/b.txt\n+++ b/b.txt\n@@ -1,2 +1,3 @@\n one\n two\n+three\n";
+    let server = start(
+        Mode::OpenAiPlain,
+        vec![
+            Step::Reply(Reply::tools(vec![
+                ("read_file", r#"{"file_path":"hello.txt"}"#),
+                ("read_file", r#"{"file_path":"b.txt"}"#),
+            ])),
+            tool("patch", json!({"diff": diff})),
+            text("patched"),
+        ],
+    );
+    let run = corral(&sb, &server, Mode::OpenAiPlain, &[], "patch them");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    assert_eq!(std::fs::read_to_string(sb.ws.join("hello.txt")).unwrap(), "hello\ncorral\n");
+    assert_eq!(std::fs::read_to_string(sb.ws.join("b.txt")).unwrap(), "one\ntwo\nthree\n");
+    let results = tool_results(&server.requests()[2]);
+    assert!(results[2].starts_with("Applied the patch to 2 files:"), "{results:?}");
+    assert!(results[2].contains("b.txt: hunk 1 at line 1"), "{results:?}");
+}
+
+#[test]
+fn notebook_edit_replaces_a_cell_after_read_file_shows_the_cells() {
+    let sb = Sandbox::new();
+    let nb = r#"{"cells": [{"cell_type": "code", "execution_count": 1, "id": "c1", "metadata": {},
+        "outputs": [{"name": "stdout", "output_type": "stream", "text": ["1\n"]}], "source": ["print(1)"]}],
+        "metadata": {"kernelspec": {"language": "python", "name": "python3", "display_name": "P"}},
+        "nbformat": 4, "nbformat_minor": 5}"#;
+    std::fs::write(sb.ws.join("a.ipynb"), nb).unwrap();
+    let server = start(
+        Mode::AnthropicPlain,
+        vec![
+            tool("read_file", json!({"file_path": "a.ipynb"})),
+            tool(
+                "notebook_edit",
+                json!({"notebook_path": "a.ipynb", "cell_id": "c1", "new_source": "print(2)"}),
+            ),
+            text("edited"),
+        ],
+    );
+    let run = corral(&sb, &server, Mode::AnthropicPlain, &[], "edit the notebook");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    let results = tool_results(&server.requests()[2]);
+    assert!(
+        results[0].contains("--- cell 0 [code] id=c1 ---") && results[0].contains("[1 output]"),
+        "{results:?}"
+    );
+    assert!(results[1].starts_with("Replaced cell 0 (code) of a.ipynb"), "{results:?}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(sb.ws.join("a.ipynb")).unwrap()).unwrap();
+    assert_eq!(v["cells"][0]["source"], json!(["print(2)"]));
+    assert_eq!(v["cells"][0]["outputs"], json!([]));
+    assert_eq!(v["metadata"]["kernelspec"]["name"], "python3");
+}

@@ -135,9 +135,17 @@ fn list_and_grep_see_the_workspace() {
 fn tools_lists_every_built_in() {
     let sb = Sandbox::new();
     let r = sb.run(&["tools"]).ok();
-    for t in
-        ["read_file", "read_multiple_files", "write_file", "edit_file", "delete_file", "list_files", "grep"]
-    {
+    for t in [
+        "read_file",
+        "read_multiple_files",
+        "write_file",
+        "edit_file",
+        "delete_file",
+        "list_files",
+        "grep",
+        "patch",
+        "file_search",
+    ] {
         assert!(r.stdout.lines().any(|l| l.starts_with(&format!("{t} "))), "{t} missing:\n{}", r.stdout);
     }
     let json: Value = serde_json::from_str(&sb.run(&["tools", "--json"]).ok().stdout).unwrap();
@@ -145,6 +153,10 @@ fn tools_lists_every_built_in() {
     assert_eq!(write["input_schema"]["type"], "object");
     assert_eq!(write["read_only"], false);
     assert_eq!(write["capabilities"], json!(["workspace-write"]));
+    let patch = json.as_array().unwrap().iter().find(|t| t["name"] == "patch").unwrap();
+    assert_eq!((&patch["read_only"], &patch["capabilities"]), (&json!(false), &json!(["workspace-write"])));
+    let search = json.as_array().unwrap().iter().find(|t| t["name"] == "file_search").unwrap();
+    assert_eq!(search["read_only"], true);
 }
 
 #[test]

@@ -321,6 +321,23 @@ fn read_only_roots_refuse_writes_and_read_write_roots_accept_them() {
 }
 
 #[test]
+fn the_file_system_root_cannot_be_added_and_home_paths_say_why() {
+    let sb = hostile_workspace();
+    for flag in ["--add-dir", "--add-dir-ro"] {
+        let r = sb.tool(&[flag, "/"], "read_file", &json!({"file_path": "/etc/hostname"}));
+        assert_ne!(r.code, 0, "{flag} / was accepted\n{}", r.stdout);
+        assert!(r.stderr.contains("root / is the whole file system"), "{}", r.stderr);
+        assert!(r.stderr.contains("name the folders the task needs"), "{}", r.stderr);
+        assert!(r.stdout.is_empty(), "{}", r.stdout);
+    }
+    let r = sb.tool(&[], "read_file", &json!({"file_path": "~/.ssh/id_rsa"})).tool_err();
+    assert!(r.stderr.contains("'~' is not expanded and home paths are not available"), "{}", r.stderr);
+    assert!(r.stderr.contains("--add-dir"), "{}", r.stderr);
+    let r = sb.tool(&[], "list_files", &json!({"pattern": "~/**"})).tool_err();
+    assert!(r.stderr.contains("the pattern '~/**' starts with '~'"), "{}", r.stderr);
+}
+
+#[test]
 fn links_that_stay_inside_work() {
     let sb = hostile_workspace();
     let r = sb.tool(&[], "read_file", &json!({"file_path": "link_in"})).ok();

@@ -82,6 +82,17 @@ impl Roots {
         for (path, writable) in std::iter::once(&(workspace.to_path_buf(), true)).chain(extra) {
             let real = std::fs::canonicalize(path)
                 .map_err(|e| io::Error::new(e.kind(), format!("cannot open root {}: {e}", path.display())))?;
+            if real.parent().is_none() {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "root {} is the whole file system: corral confines tools to the folders you name, and a \
+                         root of / would give them every file on the machine; name the folders the task needs \
+                         instead (--workspace, --add-dir, --add-dir-ro)",
+                        path.display()
+                    ),
+                ));
+            }
             if !real.is_dir() {
                 return Err(io::Error::new(
                     io::ErrorKind::NotADirectory,
@@ -387,6 +398,20 @@ mod tests {
         std::fs::create_dir_all(tmp.join("extra")).unwrap();
         std::fs::create_dir_all(tmp.join("outside")).unwrap();
         Roots::open(&tmp.join("ws"), &[(tmp.join("extra"), false)], &[]).unwrap()
+    }
+
+    #[test]
+    fn the_file_system_root_is_refused_as_a_root() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(t.path().join("ws")).unwrap();
+        for extra in [PathBuf::from("/"), t.path().join("ws/../../../../../../../..")] {
+            let Err(e) = Roots::open(&t.path().join("ws"), &[(extra, true)], &[]) else {
+                panic!("/ was accepted as a root")
+            };
+            assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
+            assert!(e.to_string().contains("is the whole file system"), "{e}");
+        }
+        assert!(Roots::open(Path::new("/"), &[], &[]).is_err(), "nor as the workspace");
     }
 
     #[test]

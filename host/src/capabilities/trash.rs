@@ -1,6 +1,7 @@
 //! Soft delete: files move into `.corral/trash/<id>/` with a line in the trash index, kept in
 //! the workspace's local state (so a repository cannot ship one); entries older than the
-//! retention age, then the oldest beyond the size cap, are purged.
+//! retention age, then the oldest beyond the size cap, are purged, except the file just
+//! deleted, which is kept (until a later delete) whatever its size.
 
 use super::local::Local;
 use super::workspace::{check_guard, move_entry, open_parent};
@@ -107,7 +108,8 @@ pub fn trash(s: &Session, input: &str) -> Result<TrashInfo, WsError> {
         s.log.push("host", "warn", "no state folder: the trash entry is not indexed, and never purged");
     }
     // Retention failures must not undo a completed delete; they are retried next time.
-    if let Err(e) = enforce_retention(ws, &s.local, &s.policy.trash, now_secs()) {
+    // The file just deleted is reported as restorable, so the size cap never purges it.
+    if let Err(e) = enforce_retention(ws, &s.local, &s.policy.trash, now_secs(), Some(&id)) {
         s.log.push("host", "warn", &format!("trash clean-up failed: {e}"));
     }
     Ok(TrashInfo { id, location: entry_dir })
@@ -125,8 +127,15 @@ pub fn read_index(local: &Local) -> io::Result<Vec<Entry>> {
     Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
 }
 
-/// Purges entries older than the age limit, then the oldest until the total fits.
-pub fn enforce_retention(ws: &Dir, local: &Local, r: &Retention, now: u64) -> io::Result<usize> {
+/// Purges entries older than the age limit, then the oldest until the total fits; the
+/// entry `keep_id` (the delete just made) is never purged.
+pub fn enforce_retention(
+    ws: &Dir,
+    local: &Local,
+    r: &Retention,
+    now: u64,
+    keep_id: Option<&str>,
+) -> io::Result<usize> {
     let mut entries = read_index(local)?;
     entries.sort_by_key(|e| e.timestamp);
     let mut total: u64 = entries.iter().map(|e| e.bytes).sum();
@@ -134,7 +143,8 @@ pub fn enforce_retention(ws: &Dir, local: &Local, r: &Retention, now: u64) -> io
     let mut purged = 0;
     for e in entries {
         let too_old = now.saturating_sub(e.timestamp) > r.max_age_secs;
-        if too_old || total > r.max_bytes {
+        let kept = keep_id == Some(e.trash_id.as_str());
+        if !kept && (too_old || total > r.max_bytes) {
             total -= e.bytes;
             let dir = format!("{TRASH_DIR}/{}", e.trash_id);
             if e.trash_id.chars().all(|c| c.is_ascii_alphanumeric()) {
@@ -188,17 +198,32 @@ mod tests {
         let entries = [entry("a", 100, 40), entry("b", 200, 40), entry("c", 300, 40)];
         let (_t, ws, local) = setup(&entries);
         let r = Retention { max_age_secs: 1000, max_bytes: 90 };
-        assert_eq!(enforce_retention(&ws, &local, &r, 400).unwrap(), 1);
+        assert_eq!(enforce_retention(&ws, &local, &r, 400, None).unwrap(), 1);
         let left: Vec<String> = read_index(&local).unwrap().into_iter().map(|e| e.trash_id).collect();
         assert_eq!(left, vec!["b", "c"]);
         assert!(!ws.exists(format!("{TRASH_DIR}/a")) && ws.exists(format!("{TRASH_DIR}/b")));
     }
 
     #[test]
+    fn the_delete_just_made_is_kept_even_when_it_alone_passes_the_cap() {
+        let entries = [entry("a", 100, 40), entry("big", 200, 500)];
+        let (_t, ws, local) = setup(&entries);
+        let r = Retention { max_age_secs: 1000, max_bytes: 90 };
+        assert_eq!(enforce_retention(&ws, &local, &r, 300, Some("big")).unwrap(), 1);
+        assert_eq!(read_index(&local).unwrap(), vec![entry("big", 200, 500)]);
+        assert!(ws.exists(format!("{TRASH_DIR}/big")), "the file reported restorable is still there");
+        // The next delete may purge it.
+        append_index(&local, &entry("c", 300, 10)).unwrap();
+        ws.create_dir_all(format!("{TRASH_DIR}/c")).unwrap();
+        assert_eq!(enforce_retention(&ws, &local, &r, 300, Some("c")).unwrap(), 1);
+        assert!(!ws.exists(format!("{TRASH_DIR}/big")) && ws.exists(format!("{TRASH_DIR}/c")));
+    }
+
+    #[test]
     fn entries_past_the_age_limit_are_purged() {
         let (_t, ws, local) = setup(&[entry("old", 10, 1), entry("new", 990, 1)]);
         let r = Retention { max_age_secs: 100, max_bytes: 1 << 20 };
-        assert_eq!(enforce_retention(&ws, &local, &r, 1000).unwrap(), 1);
+        assert_eq!(enforce_retention(&ws, &local, &r, 1000, None).unwrap(), 1);
         assert_eq!(read_index(&local).unwrap(), vec![entry("new", 990, 1)]);
     }
 
@@ -208,7 +233,7 @@ mod tests {
         std::fs::create_dir_all(t.path().join("precious")).unwrap();
         append_index(&local, &entry("../../precious", 1, 1)).unwrap();
         let r = Retention { max_age_secs: 0, max_bytes: 0 };
-        enforce_retention(&ws, &local, &r, 1000).unwrap();
+        enforce_retention(&ws, &local, &r, 1000, None).unwrap();
         assert!(t.path().join("precious").exists());
         assert!(read_index(&local).unwrap().is_empty());
         // An index shipped inside the workspace is not the index.

@@ -92,6 +92,9 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_files: usize) -> Result<Output
                 "the pattern uses Rust regex syntax; escape literal ( ) [ ] { } . * + ? | with a backslash",
             )
         })?;
+    if let Some(glob) = include.filter(|g| corral_plugin_sdk::paths::is_home_path(g.trim())) {
+        return Err(Resolver::new(ws).home(glob, "the include glob"));
+    }
     let include = include.map(compile_include).transpose()?;
 
     let resolver = Resolver::new(ws);
@@ -110,17 +113,16 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_files: usize) -> Result<Output
                 format!("'{path}' is over {} MB; grep skips files that large", MAX_FILE_BYTES >> 20),
             ));
         }
+        // Skipped, as the description promises, with the reason rather than a bare "no matches".
         if common::is_binary(&buf) {
-            return Err(ToolError::new(
-                ErrorKind::Unsupported,
-                format!("'{path}' is a binary file; grep only searches text"),
-            ));
+            return Ok(Output::text(format!(
+                "No matches found: '{path}' is a binary file, and grep skips binary files\n"
+            )));
         }
         if std::str::from_utf8(&buf).is_err() {
-            return Err(ToolError::new(
-                ErrorKind::Unsupported,
-                format!("'{path}' is not valid UTF-8; grep only searches UTF-8 text"),
-            ));
+            return Ok(Output::text(format!(
+                "No matches found: '{path}' is not valid UTF-8, and grep searches only UTF-8 text\n"
+            )));
         }
         search.add_file(&resolver.display(&base), &buf);
         return Ok(search.finish(Vec::new()));
@@ -727,6 +729,20 @@ mod tests {
     }
 
     #[test]
+    fn home_paths_are_refused_with_the_reason() {
+        let (_dir, ws) = setup();
+        let e = grep(&ws, json!({"pattern": "x", "include": "~/src/*.rs"})).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::PermissionDenied);
+        assert!(
+            e.message.starts_with("the include glob '~/src/*.rs' starts with '~', the home directory"),
+            "{}",
+            e.message
+        );
+        let e = grep(&ws, json!({"pattern": "x", "path": "~"})).unwrap_err();
+        assert!(e.message.starts_with("the path '~' starts with '~'"), "{}", e.message);
+    }
+
+    #[test]
     fn binary_and_non_utf8_files_are_skipped() {
         let (dir, ws) = setup();
         fs::write(dir.path().join("bin.dat"), b"needle\0\x01\x02").unwrap();
@@ -734,11 +750,13 @@ mod tests {
         put(dir.path(), "ok.txt", "needle\n", 10);
         let out = grep(&ws, json!({"pattern": "needle"})).unwrap();
         assert_eq!(out.text, "Found 1 match\n\nok.txt:\n  Line 1: needle\n");
-        let e = grep(&ws, json!({"pattern": "needle", "path": "bin.dat"})).unwrap_err();
-        assert_eq!(e.message, "'bin.dat' is a binary file; grep only searches text");
-        let e = grep(&ws, json!({"pattern": "needle", "path": "latin1.txt"})).unwrap_err();
-        assert_eq!(e.kind, ErrorKind::Unsupported);
-        assert_eq!(e.message, "'latin1.txt' is not valid UTF-8; grep only searches UTF-8 text");
+        let out = grep(&ws, json!({"pattern": "needle", "path": "bin.dat"})).unwrap();
+        assert_eq!(out.text, "No matches found: 'bin.dat' is a binary file, and grep skips binary files\n");
+        let out = grep(&ws, json!({"pattern": "needle", "path": "latin1.txt"})).unwrap();
+        assert_eq!(
+            out.text,
+            "No matches found: 'latin1.txt' is not valid UTF-8, and grep searches only UTF-8 text\n"
+        );
         // A NUL after the first 8 KB does not make a file binary.
         put(dir.path(), "late.txt", &format!("{}\nneedle\0\n", "a".repeat(9000)), 5);
         let out = grep(&ws, json!({"pattern": "needle"})).unwrap();

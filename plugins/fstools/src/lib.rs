@@ -6,7 +6,10 @@ pub mod delete;
 pub mod edit;
 pub mod grep;
 pub mod list;
+pub mod notebook;
+pub mod patch;
 pub mod read;
+pub mod search;
 pub mod write;
 
 #[cfg(test)]

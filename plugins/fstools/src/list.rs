@@ -64,6 +64,9 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_walk: usize) -> Result<Output,
             .with_hint("patterns look downwards only; set 'path' to the directory to start from"));
     }
     let resolver = Resolver::new(ws);
+    if corral_plugin_sdk::paths::is_home_path(pattern) {
+        return Err(resolver.home(pattern, "the pattern"));
+    }
 
     // Where the walk starts: `path`, or for an absolute pattern its literal leading part.
     let (base_shown, base_pattern) = if Path::new(pattern).is_absolute() {
@@ -217,6 +220,15 @@ mod tests {
 
     fn list(ws: &FakeWorkspace, args: Value) -> Result<Output, ToolError> {
         run(ws, &args)
+    }
+
+    #[test]
+    fn a_home_pattern_is_refused_with_the_reason() {
+        let (_dir, ws) = setup();
+        let e = list(&ws, json!({"pattern": "~/projects/**"})).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::PermissionDenied);
+        assert!(e.message.starts_with("the pattern '~/projects/**' starts with '~', the home directory"));
+        assert!(list(&ws, json!({"pattern": "*.rs", "path": "~"})).is_err());
     }
 
     #[test]

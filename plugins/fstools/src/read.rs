@@ -25,8 +25,8 @@ pub fn spec() -> Spec {
          `tail: N` shows the last N lines instead (not together with `offset`). Output is capped at \
          50 KB and lines longer than 2000 characters are clipped; when lines remain, the last note \
          says which `offset` to continue from. Every file read ends with `[checksum=XXXXXXXX]` \
-         (first 8 hex digits of the SHA-256 of the whole file). Binary and non-UTF-8 files are \
-         refused. A directory gives its entries sorted by name, subdirectories ending in `/`. \
+         (8 hex digits of the whole file's XXH3-64 hash, to tell versions apart; not a security hash). Binary and non-UTF-8 files are \
+         refused. A .ipynb notebook is shown as its cells. A directory gives its entries sorted by name, subdirectories ending in `/`. \
          Read a file before editing or overwriting it.",
         json!({
             "type": "object",
@@ -304,7 +304,12 @@ pub fn read_one(
         .with_hint("use grep to find the lines you need"));
     }
     let bytes = crate::common::fileio::read(&abs).map_err(|e| io_error(input, &e))?;
-    let rendered = render_lines(&bytes, input, request, budget)?;
+    // A notebook is shown as its cells (numbered lines of that view); the checksum stays the file's.
+    let is_notebook = abs.extension().is_some_and(|e| e.eq_ignore_ascii_case("ipynb"));
+    let rendered = match is_notebook.then(|| crate::notebook::view(&bytes, input).ok()).flatten() {
+        Some(view) => render_lines_of(view.as_bytes(), &bytes, input, request, budget)?,
+        None => render_lines(&bytes, input, request, budget)?,
+    };
     Ok(Read {
         abs,
         text: rendered.text,
@@ -322,8 +327,19 @@ struct Rendered {
 
 /// The numbered lines of `bytes` that `request` asks for, the continuation hint and the checksum.
 fn render_lines(bytes: &[u8], shown: &str, request: &Request, budget: usize) -> Result<Rendered, ToolError> {
+    render_lines_of(bytes, bytes, shown, request, budget)
+}
+
+/// [`render_lines`] of `bytes`, with the checksum of `file` (the file `bytes` is a view of).
+fn render_lines_of(
+    bytes: &[u8],
+    file: &[u8],
+    shown: &str,
+    request: &Request,
+    budget: usize,
+) -> Result<Rendered, ToolError> {
     let text = common::text_of(bytes, shown)?;
-    let checksum = common::checksum(bytes);
+    let checksum = common::checksum(file);
     let total = common::count_lines(text) as u64;
     if total == 0 {
         return Ok(Rendered {

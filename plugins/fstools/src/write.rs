@@ -36,8 +36,13 @@ pub fn spec() -> Spec {
 
 pub fn run(ws: &dyn Workspace, args: &Value) -> Result<Output, ToolError> {
     let file_path = req_str(args, "file_path")?;
-    let content = args.get("content").filter(|v| !v.is_null());
-    let move_from = opt_str(args, "move_from")?;
+    // Weak models fill optional fields with "": an empty move_from is absent, and so is an
+    // empty content beside a real move_from (an empty content alone still writes an empty file).
+    let move_from = opt_str(args, "move_from")?.filter(|m| !m.is_empty());
+    let content = args
+        .get("content")
+        .filter(|v| !v.is_null())
+        .filter(|v| move_from.is_none() || v.as_str() != Some(""));
     let resolver = Resolver::new(ws);
     match (content, move_from) {
         (Some(_), Some(_)) => Err(ToolError::invalid_args(
@@ -178,6 +183,18 @@ mod tests {
     }
 
     #[test]
+    fn empty_optional_fields_count_as_absent() {
+        let (_d, ws) = setup();
+        run(&ws, &json!({"file_path": "a.txt", "content": "hi\n", "move_from": ""})).unwrap();
+        assert_eq!(std::fs::read_to_string(root(&ws).join("a.txt")).unwrap(), "hi\n");
+        run(&ws, &json!({"file_path": "e.txt", "content": "", "move_from": ""})).unwrap();
+        assert_eq!(std::fs::read_to_string(root(&ws).join("e.txt")).unwrap(), "");
+        run(&ws, &json!({"file_path": "b.txt", "content": "", "move_from": "a.txt"})).unwrap();
+        assert_eq!(std::fs::read_to_string(root(&ws).join("b.txt")).unwrap(), "hi\n");
+        assert!(!root(&ws).join("a.txt").exists(), "moved, not copied");
+    }
+
+    #[test]
     fn both_or_neither_mode_is_an_error() {
         let (_d, ws) = setup();
         let e = run(&ws, &json!({"file_path": "x", "content": "a", "move_from": "y"})).unwrap_err();
@@ -190,6 +207,11 @@ mod tests {
         );
         let e = run(&ws, &json!({"file_path": "x", "content": null})).unwrap_err();
         assert_eq!(e.kind, ErrorKind::InvalidArgs);
+        let e = run(&ws, &json!({"file_path": "x", "move_from": ""})).unwrap_err();
+        assert_eq!(
+            e.message,
+            "give 'content' (the text to write) or 'move_from' (a file to move to file_path)"
+        );
         let e = run(&ws, &json!({"content": "a"})).unwrap_err();
         assert_eq!(e.message, "missing required field 'file_path'");
         assert!(!root(&ws).join("x").exists());

@@ -51,23 +51,39 @@ impl Resolver {
                 input.len()
             )));
         }
-        if input == "~" || input.starts_with("~/") {
-            return Err(ToolError::invalid_args(format!(
-                "'{input}': home-directory paths are not available"
-            ))
-            .with_hint("use a path relative to the workspace root"));
-        }
         let joined = if Path::new(input).is_absolute() {
             PathBuf::from(input)
         } else {
             self.workspace_root().join(input)
         };
+        // `~`, `~/x` and `~user/x` are home paths, unless the workspace really holds a
+        // `~user` entry (an editor's backup file, say).
+        if is_home_path(input) && (input == "~" || input.starts_with("~/") || !joined.exists()) {
+            return Err(self.home(input, "the path"));
+        }
         let normal = normalize(&joined);
         if self.roots.iter().any(|r| normal.starts_with(&r.path)) {
             Ok(normal)
         } else {
             Err(self.outside(input))
         }
+    }
+
+    /// The refusal of a home path (`~...`) given in `what` (a path, a pattern).
+    pub fn home(&self, input: &str, what: &str) -> ToolError {
+        let roots: Vec<String> = self.roots.iter().map(|r| r.path.display().to_string()).collect();
+        ToolError::new(
+            ErrorKind::PermissionDenied,
+            format!(
+                "{what} '{input}' starts with '~', the home directory: '~' is not expanded and home paths are \
+                 not available; tools can only reach {}",
+                roots.join(", ")
+            ),
+        )
+        .with_hint(
+            "use a path relative to the workspace root; a folder outside it can be reached only if the person \
+             starts corral with --add-dir <folder>",
+        )
     }
 
     fn outside(&self, input: &str) -> ToolError {
@@ -88,6 +104,13 @@ impl Resolver {
             Err(_) => path.to_string_lossy().into_owned(),
         }
     }
+}
+
+/// Whether `input` is written as a home path: `~`, `~/...`, `~user` or `~user/...`.
+pub fn is_home_path(input: &str) -> bool {
+    let Some(rest) = input.strip_prefix('~') else { return false };
+    let user = rest.split(['/', '\\']).next().unwrap_or("");
+    user.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
 /// Removes `.` and resolves `..` lexically. `..` above `/` stays at `/`.
@@ -170,7 +193,14 @@ mod tests {
         assert!(r().resolve("").is_err());
         assert!(r().resolve("a\0b").unwrap_err().message.contains("NUL"));
         assert!(r().resolve(&"a/".repeat(3000)).unwrap_err().message.contains("limit"));
-        assert!(r().resolve("~/x").is_err());
+        let e = r().resolve("~/x").unwrap_err();
+        assert_eq!(e.kind, ErrorKind::PermissionDenied);
+        assert!(e.message.starts_with("the path '~/x' starts with '~', the home directory"), "{}", e.message);
+        assert!(e.hint.as_deref().unwrap_or("").contains("--add-dir"));
+        assert!(r().resolve("~").is_err() && r().resolve("~bob/notes.txt").is_err());
+        assert!(
+            is_home_path("~alice") && !is_home_path("a~") && !is_home_path("~ x") && !is_home_path("x/~")
+        );
     }
 
     #[test]

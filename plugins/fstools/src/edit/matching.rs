@@ -140,13 +140,33 @@ fn old_lines(old: &str) -> Vec<&str> {
     old.strip_suffix('\n').unwrap_or(old).split('\n').collect()
 }
 
-/// Every non-overlapping match of `old` in `text` found by `pass`, in order.
+/// Every non-overlapping match of `old` in `text` found by `pass`, in order (each taken
+/// greedily from the left). Without replace_all, [`choose`] refuses matches that overlap.
 pub fn find(text: &str, lines: &Lines, old: &str, pass: Pass) -> Vec<Span> {
+    let mut spans: Vec<Span> = Vec::new();
+    for s in candidates(text, lines, old, pass) {
+        if spans.last().is_none_or(|last| s.start >= last.end) {
+            spans.push(s);
+        }
+    }
+    spans
+}
+
+/// Every place `old` matches by `pass`, overlapping ones included, in order.
+pub fn candidates(text: &str, lines: &Lines, old: &str, pass: Pass) -> Vec<Span> {
     if old.is_empty() {
         return Vec::new();
     }
     if pass == Pass::Exact {
-        return text.match_indices(old).map(|(i, m)| Span { start: i, end: i + m.len() }).collect();
+        let mut spans = Vec::new();
+        let mut from = 0;
+        while let Some(i) = text.get(from..).and_then(|rest| rest.find(old)) {
+            let start = from + i;
+            spans.push(Span { start, end: start + old.len() });
+            // Step one character, so matches that overlap this one are seen too.
+            from = start + text.get(start..).and_then(|r| r.chars().next()).map_or(1, char::len_utf8);
+        }
+        return spans;
     }
     let want: Vec<Cow<'_, str>> = old_lines(old).into_iter().map(|l| line_key(l, pass)).collect();
     // A pattern of blank lines would match every run of blank lines: not a useful fallback.
@@ -172,10 +192,8 @@ pub fn find(text: &str, lines: &Lines, old: &str, pass: Pass) -> Vec<Span> {
                 end -= 1;
             }
             spans.push(Span { start: lines.range(i).0, end });
-            i += n;
-        } else {
-            i += 1;
         }
+        i += 1;
     }
     spans
 }
@@ -203,7 +221,12 @@ pub fn choose(
         return Err(not_found(text, lines, old, shown));
     };
     if choice.replace_all {
+        // Every match, taken left to right as `str::replace` and `sed s///g` do.
         return Ok((pass, spans));
+    }
+    let all = candidates(text, lines, old, pass);
+    if all.len() > spans.len() {
+        return Err(overlapping(text, lines, &all, shown));
     }
     let Some(line) = choice.line_number else {
         if spans.len() == 1 {
@@ -252,15 +275,20 @@ pub fn choose(
     }
     let at: Vec<String> = distinct
         .iter()
+        .take(LISTED_MATCHES)
         .map(|((first, _), (_, spans))| match spans.len() {
             1 => (first + 1).to_string(),
             n => format!("{} ({n} matches)", first + 1),
         })
         .collect();
+    let more = match distinct.len().saturating_sub(LISTED_MATCHES) {
+        0 => String::new(),
+        n => format!(" and {n} more places"),
+    };
     Err(ToolError::new(
         ErrorKind::Conflict,
         format!(
-            "no match for old_string at line {line} of '{shown}'; matches were found at lines {}",
+            "no match for old_string at line {line} of '{shown}'; matches were found at lines {}{more}",
             at.join(", ")
         ),
     )
@@ -290,6 +318,29 @@ fn ambiguous(text: &str, lines: &Lines, spans: &[Span], shown: &str) -> ToolErro
     }
     ToolError::new(ErrorKind::Conflict, msg)
         .with_hint("line_number is a 1-based line inside the match you mean, as read_file numbers lines")
+}
+
+/// Matches that share text: replacing one would change what the others match, so which
+/// is meant cannot be told, whatever line_number says.
+fn overlapping(text: &str, lines: &Lines, all: &[Span], shown: &str) -> ToolError {
+    let mut msg = format!(
+        "old_string matches {} places in '{shown}' that overlap one another, so the edit is ambiguous",
+        all.len()
+    );
+    for s in all.iter().take(LISTED_MATCHES) {
+        let (first, last) = lines.span_lines(*s);
+        msg.push_str(&format!(
+            "\n  lines {}-{}: '{}'",
+            first + 1,
+            last + 1,
+            snippet(lines.text(text, first))
+        ));
+    }
+    if all.len() > LISTED_MATCHES {
+        msg.push_str(&format!("\n  ... and {} more", all.len() - LISTED_MATCHES));
+    }
+    ToolError::new(ErrorKind::Conflict, msg)
+        .with_hint("include more surrounding text in old_string so that it matches exactly one place")
 }
 
 fn not_found(text: &str, lines: &Lines, old: &str, shown: &str) -> ToolError {
@@ -452,6 +503,10 @@ pub fn check_clipped(text: &str, lines: &Lines, spans: &[Span], shown: &str) -> 
 mod tests {
     use super::*;
 
+    fn candidates_of(text: &str, old: &str, pass: Pass) -> Vec<(usize, usize)> {
+        candidates(text, &Lines::new(text), old, pass).iter().map(|s| (s.start, s.end)).collect()
+    }
+
     fn spans(text: &str, old: &str, pass: Pass) -> Vec<(usize, usize)> {
         find(text, &Lines::new(text), old, pass).iter().map(|s| (s.start, s.end)).collect()
     }
@@ -509,6 +564,7 @@ mod tests {
     #[test]
     fn trimmed_windows_do_not_overlap_and_ignore_carriage_returns() {
         assert_eq!(spans("x\nx\nx\n", "x\nx", Pass::Trimmed), vec![(0, 3)]);
+        assert_eq!(candidates_of("x\nx\nx\n", "x\nx", Pass::Trimmed), vec![(0, 3), (2, 5)]);
         assert_eq!(spans("a\r\nb\r\n", "a\nb", Pass::Trimmed), vec![(0, 4)], "the last \\r stays");
         assert_eq!(spans("a\r\nb\r\n", "a\nb\n", Pass::Trimmed), vec![(0, 6)]);
     }
@@ -625,6 +681,45 @@ mod tests {
         assert_eq!(
             e.message,
             "no match for old_string at line 5 of 'f.txt'; matches were found at lines 1 (2 matches)"
+        );
+    }
+
+    #[test]
+    fn overlapping_candidates_are_refused_with_or_without_line_number() {
+        // The issue's case: " a\n a\n a\n" with "a\na" matches lines 1-2 and 2-3.
+        for line in [None, Some(1), Some(2), Some(3)] {
+            let e = pick(" a\n a\n a\n", "a\na", false, line).unwrap_err();
+            assert_eq!(e.kind, ErrorKind::Conflict);
+            assert_eq!(
+                e.message,
+                "old_string matches 2 places in 'f.txt' that overlap one another, so the edit is ambiguous\n  \
+                 lines 1-2: 'a'\n  lines 2-3: 'a'",
+                "line_number {line:?}"
+            );
+        }
+        // replace_all takes matches left to right, as str::replace does.
+        let (_, s) = pick(" a\n a\n a\n", "a\na", true, None).unwrap();
+        assert_eq!(s, vec![" a\n a"]);
+        // The exact pass too: "aXa" twice in "aXaXa".
+        let e = pick("aXaXa\n", "aXa", false, None).unwrap_err();
+        assert!(e.message.starts_with("old_string matches 2 places"), "{}", e.message);
+        // Matches side by side do not overlap and stay a plain choice.
+        let text = "ab\nab\n";
+        let (_, s) =
+            choose(text, &Lines::new(text), "ab", Choice { replace_all: false, line_number: Some(2) }, "f")
+                .unwrap();
+        assert_eq!(s, vec![Span { start: 3, end: 5 }]);
+        assert!(pick("aa\n", "a", false, None).unwrap_err().message.starts_with("2 matches"));
+    }
+
+    #[test]
+    fn a_stale_line_number_lists_five_places_and_counts_the_rest() {
+        let text = "m\nz\n".repeat(20_000);
+        let e = pick(&text, "m", false, Some(2)).unwrap_err();
+        assert_eq!(
+            e.message,
+            "no match for old_string at line 2 of 'f.txt'; matches were found at lines 1, 3, 5, 7, 9 \
+             and 19995 more places"
         );
     }
 
