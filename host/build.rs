@@ -2,6 +2,8 @@
 //! `builtins.rs`, which embeds each component with its SHA-256, so `cargo build` alone
 //! gives one self-contained binary. The skills shipped in `skills/` are embedded the same
 //! way: component skills built with the plugins, `SKILL.md` folders file by file.
+//! Every embedded component is also precompiled here, under the runtime's own engine Config
+//! for the target's baseline ISA, so a start (even with no compile cache) compiles nothing.
 
 // A build script reports failure by panicking with a message, and reads and writes its own
 // files with std::fs: the host's rules do not apply here.
@@ -12,6 +14,10 @@
     clippy::print_stdout,
     clippy::print_stderr
 )]
+
+#[path = "src/runtime/engine_config.rs"]
+#[allow(dead_code)]
+mod engine_config;
 
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -56,6 +62,7 @@ fn main() {
         println!("cargo:rerun-if-changed={}", plugins.join(dir).join("Cargo.toml").display());
     }
     println!("cargo:rerun-if-changed={}", repo.join("wit").display());
+    println!("cargo:rerun-if-changed={}", manifest_dir.join("src/runtime/engine_config.rs").display());
     println!("cargo:rerun-if-changed={}", repo.join("skills").display());
     println!("cargo:rerun-if-env-changed=CORRAL_PLUGINS_TARGET_DIR");
 
@@ -88,15 +95,23 @@ fn main() {
     }
 
     let wasm_dir = target_dir.join("wasm32-wasip2").join("release");
+    let engine = precompile_engine();
     let embed = |stem: &str| -> String {
         let path = wasm_dir.join(format!("{stem}.wasm"));
         let bytes = fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
         let copy = out_dir.join(format!("{stem}.wasm"));
         fs::write(&copy, &bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", copy.display()));
         let sha = hex(&Sha256::digest(&bytes));
+        let cwasm = engine
+            .precompile_component(&bytes)
+            .unwrap_or_else(|e| panic!("cannot precompile {}: {e:#}", path.display()));
+        let compiled = out_dir.join(format!("{stem}.cwasm"));
+        fs::write(&compiled, &cwasm).unwrap_or_else(|e| panic!("cannot write {}: {e}", compiled.display()));
         format!(
-            "Builtin {{ name: {stem:?}, bytes: include_bytes!({:?}), sha256: {sha:?} }}",
-            copy.display().to_string()
+            "Builtin {{ name: {stem:?}, bytes: include_bytes!({:?}), sha256: {sha:?}, \
+             precompiled: include_bytes!({:?}) }}",
+            copy.display().to_string(),
+            compiled.display().to_string()
         )
     };
     let mut code = String::from(
@@ -121,6 +136,18 @@ fn main() {
     code.push_str(&shipped_folders(&repo.join("skills")));
     fs::write(out_dir.join("builtins.rs"), code).expect("cannot write builtins.rs");
     write_wit_files(&repo.join("wit"), &out_dir);
+}
+
+/// The engine that precompiles the built-ins: the runtime's Config (pooling first, as the
+/// runtime tries it; the choice does not change the artifacts) for the target being built,
+/// with that target's baseline ISA, so the artifacts load on every machine of that target.
+fn precompile_engine() -> wasmtime::Engine {
+    let target = env::var("TARGET").expect("cargo sets TARGET");
+    let engine =
+        |pooling| engine_config::config(pooling, Some(&target)).and_then(|cfg| wasmtime::Engine::new(&cfg));
+    engine(true).or_else(|_| engine(false)).unwrap_or_else(|e| {
+        panic!("cannot create the engine that precompiles the built-ins for {target}: {e:#}")
+    })
 }
 
 /// The `SKILL.md` folders directly under `skills/`, every file embedded (dot entries

@@ -200,40 +200,45 @@ fn plugins_are_found_in_project_user_and_flag_locations() {
 fn the_cache_is_used_and_a_damaged_entry_is_rebuilt() {
     let sb = Sandbox::new();
     let cache = sb.tmp.path().join("own-cache");
+    // A user plugin goes through the compile cache; the built-ins come precompiled.
+    std::fs::create_dir_all(sb.config.join("plugins")).unwrap();
+    std::fs::copy(support::test_plugin("faulty"), sb.config.join("plugins/mine.wasm")).unwrap();
     let run = |args: &[&str]| {
         let out = sb.cmd().env("CORRAL_CACHE_DIR", &cache).args(args).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         serde_json::from_slice::<Value>(&out.stdout).unwrap()
     };
-    let loaded = |v: &Value| -> Vec<Value> {
-        v.as_array().unwrap().iter().filter(|p| p["loaded"] == true).cloned().collect()
+    let mine =
+        |v: &Value| -> Value { v.as_array().unwrap().iter().find(|p| p["name"] == "mine").unwrap().clone() };
+    let builtins_precompiled = |v: &Value| {
+        for p in v.as_array().unwrap().iter().filter(|p| p["loaded"] == true && p["origin"] == "built-in") {
+            assert_eq!(p["cache"], "precompiled in corral", "{p}");
+        }
     };
     let first = run(&["plugins", "--json"]);
-    assert!(loaded(&first).iter().all(|p| p["cached"] == false));
+    assert_eq!(mine(&first)["cached"], false, "{first}");
+    builtins_precompiled(&first);
     let second = run(&["plugins", "--json"]);
-    assert!(loaded(&second).iter().all(|p| p["cached"] == true), "{second}");
+    assert_eq!(mine(&second)["cached"], true, "{second}");
+    builtins_precompiled(&second);
     // Flip one byte in every compiled entry: each must be detected and recompiled.
+    let mut flipped = 0;
     for e in std::fs::read_dir(cache.join("components")).unwrap().flatten() {
         if e.path().extension().is_some_and(|x| x == "cwasm") {
             let mut bytes = std::fs::read(e.path()).unwrap();
             let mid = bytes.len() / 2;
             bytes[mid] ^= 0x5a;
             std::fs::write(e.path(), bytes).unwrap();
+            flipped += 1;
         }
     }
+    assert_eq!(flipped, 1, "only the user plugin has an entry");
     let third = run(&["plugins", "--json"]);
-    for p in loaded(&third) {
-        assert!(p["cache"].as_str().unwrap().contains("integrity check"), "{p}");
-    }
-    let out = sb
-        .cmd()
-        .env("CORRAL_CACHE_DIR", &cache)
-        .args(["tool", "read_file", r#"{"file_path":"hello.txt"}"#])
-        .output()
-        .unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("1: hello"));
+    assert!(mine(&third)["cache"].as_str().unwrap().contains("integrity check"), "{third}");
+    let out = sb.cmd().env("CORRAL_CACHE_DIR", &cache).args(["tool", "ok", "{}"]).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "fine\n");
     let fourth = run(&["plugins", "--json"]);
-    assert!(loaded(&fourth).iter().all(|p| p["cached"] == true));
+    assert_eq!(mine(&fourth)["cached"], true, "{fourth}");
 }
 
 /// Runs corral with its own compile cache in `cache`.
@@ -273,10 +278,11 @@ fn a_warm_start_offers_tools_from_kept_descriptions_and_loads_code_on_first_use(
     assert_eq!(with_code(), 0, "listing tools loads no plugin's code");
     let verbose = run(&["-v", "tools"]).ok().stderr;
     assert!(verbose.contains("plugin read_file (embedded in corral): Deferred"), "{verbose}");
-    // ...and the first call compiles the plugin's code again and stores it.
+    // ...and the first call loads the built-in's code precompiled in corral: nothing is
+    // compiled or stored.
     let r = run(&["tool", "read_file", r#"{"file_path":"hello.txt"}"#]).ok();
     assert!(r.stdout.contains("1: hello"), "{}", r.stdout);
-    assert_eq!(with_code(), 1, "only the called plugin's code was loaded");
+    assert_eq!(with_code(), 0, "a built-in never needs a compiled entry");
     // A project plugin's file is read again to compile it when its entry is gone.
     std::fs::create_dir_all(sb.ws.join(".corral/plugins")).unwrap();
     std::fs::copy(support::test_plugin("faulty"), sb.ws.join(".corral/plugins/proj.wasm")).unwrap();
@@ -288,62 +294,63 @@ fn a_warm_start_offers_tools_from_kept_descriptions_and_loads_code_on_first_use(
     assert_eq!(run(&["tool", "ok", "{}"]).ok().stdout, "fine\n");
     assert!(proj[0].with_extension("").with_extension("cwasm").exists());
     std::fs::remove_dir_all(sb.ws.join(".corral/plugins")).unwrap();
-    // `corral plugins` reports on the code itself: it loads (here: compiles) all of it.
+    // `corral plugins` reports on the code itself: it loads all of it, from corral itself.
     let list: Value = serde_json::from_str(&run(&["plugins", "--json"]).ok().stdout).unwrap();
     let loaded: Vec<&Value> = list.as_array().unwrap().iter().filter(|p| p["loaded"] == true).collect();
-    let read = loaded.iter().find(|p| p["name"] == "read_file").unwrap();
-    assert_eq!(read["cache"], "cached", "{read}");
-    let grep = loaded.iter().find(|p| p["name"] == "grep").unwrap();
-    assert_eq!(grep["cache"], "compiled now (stored in cache)", "{grep}");
-    assert_eq!(with_code(), loaded.len());
+    for p in &loaded {
+        assert_eq!(p["cache"], "precompiled in corral", "{p}");
+    }
+    assert_eq!(with_code(), 0);
+}
+
+/// A kept description's text: its tag line and its JSON.
+fn description(f: &std::path::Path) -> (String, Value) {
+    let text = std::fs::read_to_string(f).unwrap();
+    let (tag, json) = text.split_once('\n').unwrap();
+    assert!(tag.starts_with("tag "), "{text}");
+    (tag.to_string(), serde_json::from_str(json).unwrap())
 }
 
 #[test]
-fn a_description_that_does_not_match_the_code_is_refused_and_dropped() {
+fn a_tampered_description_is_ignored_and_made_again() {
     let sb = Sandbox::new();
     let cache = sb.tmp.path().join("own-cache");
     let run = |args: &[&str]| run_cached(&sb, &cache, args);
     run(&["tools"]).ok();
-    // Find read_file's description and claim an import its code does not have.
+    // Find read_file's description and claim an import its code does not have, and a tool.
     let file = cache_files(&cache, "json")
         .into_iter()
         .find(|f| std::fs::read_to_string(f).unwrap().contains("\"name\":\"read_file\""))
         .expect("read_file's description");
-    let mut d: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let (tag, mut d) = description(&file);
     d["imports"].as_array_mut().unwrap().push(json!("corral:plugin/log@0.1.0-extra"));
-    std::fs::write(&file, serde_json::to_vec(&d).unwrap()).unwrap();
-    let r = run(&["tool", "read_file", r#"{"file_path":"hello.txt"}"#]).tool_err();
-    assert!(
-        r.stderr.contains("does not match the description kept in the compile cache (their imports differ), so it was not run"),
-        "{}",
-        r.stderr
-    );
-    assert!(!r.stdout.contains("hello"), "{}", r.stdout);
-    assert!(!file.exists(), "the description was dropped");
-    // The next start describes the plugin afresh and the call works.
+    d["tools"][0]["name"] = json!("planted_tool");
+    std::fs::write(&file, format!("{tag}\n{d}")).unwrap();
+    // Its tag no longer matches: the plugin is described afresh, from its code.
+    let tools = run(&["tools"]).ok().stdout;
+    assert!(!tools.contains("planted_tool") && tools.contains("read_file"), "{tools}");
     let r = run(&["tool", "read_file", r#"{"file_path":"hello.txt"}"#]).ok();
     assert!(r.stdout.contains("1: hello"), "{}", r.stdout);
-    assert!(file.exists());
+    let (_, again) = description(&file);
+    assert!(!again.to_string().contains("planted_tool") && !again.to_string().contains("-extra"), "{again}");
 }
 
 #[test]
-fn a_description_naming_an_import_corral_does_not_provide_stops_the_start() {
+fn a_description_naming_an_import_corral_does_not_provide_is_not_trusted() {
     let sb = Sandbox::new();
     let cache = sb.tmp.path().join("own-cache");
     let run = |args: &[&str]| run_cached(&sb, &cache, args);
     run(&["tools"]).ok();
     for f in cache_files(&cache, "json") {
-        let mut d: Value = serde_json::from_slice(&std::fs::read(&f).unwrap()).unwrap();
+        let (tag, mut d) = description(&f);
         d["imports"].as_array_mut().unwrap().push(json!("evil:host/escape@1.0.0"));
-        std::fs::write(&f, serde_json::to_vec(&d).unwrap()).unwrap();
+        std::fs::write(&f, format!("{tag}\n{d}")).unwrap();
     }
-    let r = run(&["tools"]);
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("imports 'evil:host/escape@1.0.0', which corral does not provide"),
-        "{}",
-        r.stderr
-    );
+    let r = run(&["tools"]).ok();
+    assert!(r.stdout.contains("read_file"), "{}", r.stdout);
+    for f in cache_files(&cache, "json") {
+        assert!(!std::fs::read_to_string(&f).unwrap().contains("evil:host"), "{}", f.display());
+    }
 }
 
 #[test]
@@ -630,4 +637,74 @@ fn a_first_run_says_everything_missing_and_init_writes_a_project_file() {
     assert_eq!(sb.run(&["init"]).code, 2);
     assert_eq!(std::fs::read_to_string(sb.ws.join("corral.toml")).unwrap(), text);
     sb.run(&["config"]).ok();
+}
+
+#[test]
+fn a_cold_start_with_no_usable_cache_compiles_no_built_in_and_stays_quiet() {
+    let sb = Sandbox::new();
+    // A fresh HOME (no state, so no cache key yet), and a cache dir that cannot be created.
+    let fresh = sb.tmp.path().join("fresh-home");
+    std::fs::create_dir_all(&fresh).unwrap();
+    let blocker = sb.tmp.path().join("a-file");
+    std::fs::write(&blocker, "not a folder").unwrap();
+    let cache = blocker.join("cache");
+    let home = fresh.to_str().unwrap();
+    let r = sb
+        .run_with_env(&["-v", "plugins"], &[("HOME", home), ("CORRAL_CACHE_DIR", cache.to_str().unwrap())])
+        .ok();
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| l.starts_with("plugin ")).collect();
+    let built_in: Vec<&&str> = lines.iter().filter(|l| l.contains("(embedded in corral)")).collect();
+    assert!(built_in.len() >= 10, "{}", r.stderr);
+    for l in &built_in {
+        assert!(l.ends_with(": Precompiled"), "a built-in was compiled: {l}\n{}", r.stderr);
+    }
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+    assert!(r.stdout.contains("precompiled in corral"), "{}", r.stdout);
+    // Without -v nothing at all is said about the cache.
+    let r =
+        sb.run_with_env(&["tools"], &[("HOME", home), ("CORRAL_CACHE_DIR", cache.to_str().unwrap())]).ok();
+    assert_eq!(r.stderr, "", "{}", r.stderr);
+    assert!(r.stdout.contains("read_file"), "{}", r.stdout);
+    // The key was made in the fresh HOME's state dir, private, and nowhere in the workspace.
+    let key = fresh.join(".local/state/corral/cache.key");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&key).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(!sb.ws.join(".corral").exists());
+}
+
+#[test]
+fn a_planted_cache_entry_is_not_run() {
+    let sb = Sandbox::new();
+    let cache = sb.tmp.path().join("own-cache");
+    let plugins = sb.config.join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    let key = sb.state_dir().join("cache.key");
+    let mine = std::fs::read(&key).unwrap();
+    // The attacker's cache: another component, compiled and tagged under another key.
+    std::fs::write(&key, [9u8; 32]).unwrap();
+    std::fs::copy(support::test_plugin("bulky"), plugins.join("mine.wasm")).unwrap();
+    run_cached(&sb, &cache, &["plugins"]).ok();
+    let planted = cache_files(&cache, "cwasm");
+    assert_eq!(planted.len(), 1, "{planted:?}");
+    // The person's own plugin, with the planted entry under its cache name.
+    std::fs::write(&key, &mine).unwrap();
+    let real = support::test_plugin("faulty");
+    std::fs::copy(&real, plugins.join("mine.wasm")).unwrap();
+    let sha: String =
+        Sha256::digest(std::fs::read(&real).unwrap()).iter().map(|b| format!("{b:02x}")).collect();
+    let name = planted[0].file_name().unwrap().to_str().unwrap().to_string();
+    let (_, rest) = name.split_once('-').unwrap();
+    let target = cache.join("components").join(format!("{sha}-{rest}"));
+    std::fs::rename(&planted[0], &target).unwrap();
+    std::fs::rename(planted[0].with_extension("seal"), target.with_extension("seal")).unwrap();
+    for f in cache_files(&cache, "json") {
+        std::fs::remove_file(f).unwrap();
+    }
+    let list: Value =
+        serde_json::from_str(&run_cached(&sb, &cache, &["plugins", "--json"]).ok().stdout).unwrap();
+    let entry = list.as_array().unwrap().iter().find(|p| p["name"] == "mine").unwrap();
+    assert!(entry["cache"].as_str().unwrap().contains("integrity check"), "{entry}");
+    assert!(entry["tools"].as_array().unwrap().contains(&json!("ok")), "{entry}");
+    // The real plugin runs: its `ok` tool answers as only it does.
+    assert_eq!(run_cached(&sb, &cache, &["tool", "ok", "{}"]).ok().stdout, "fine\n");
 }

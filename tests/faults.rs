@@ -137,3 +137,42 @@ fn the_binary_reports_a_crash_and_exits_1() {
     let r = sb.run(&["--plugin", faulty.to_str().unwrap(), "tool", "flood"]).ok();
     assert!(r.stderr.contains("output streams were cut"), "{}", r.stderr);
 }
+
+/// Puts test plugin `name` into the workspace's `.corral/plugins` as `file`.
+fn project_plugin(sb: &Sandbox, name: &str, file: &str) {
+    std::fs::create_dir_all(sb.ws.join(".corral/plugins")).unwrap();
+    std::fs::copy(support::test_plugin(name), sb.ws.join(".corral/plugins").join(file)).unwrap();
+}
+
+#[test]
+fn a_hanging_or_broken_project_plugin_is_reported_and_skipped() {
+    use support::model_server::{Flavor, ModelServer, Reply, Step};
+    let sb = Sandbox::new();
+    project_plugin(&sb, "hangs", "spinner.wasm");
+    std::fs::write(sb.ws.join(".corral/plugins/junk.wasm"), b"\0asm not really").unwrap();
+    // Unrelated commands work, and say what was skipped and why.
+    let r = sb.tool(&[], "read_file", &serde_json::json!({"file_path": "hello.txt"})).ok();
+    assert!(r.stdout.contains("1: hello"), "{}", r.stdout);
+    assert!(r.stderr.contains("plugin spinner") && r.stderr.contains("spinner.wasm"), "{}", r.stderr);
+    assert!(r.stderr.contains("could not describe its tools"), "{}", r.stderr);
+    assert!(r.stderr.contains("plugin junk") && r.stderr.contains("not a valid component"), "{}", r.stderr);
+    assert!(r.stderr.contains("disabled = [\"project:spinner\"]"), "{}", r.stderr);
+    let list: serde_json::Value = serde_json::from_str(&sb.run(&["plugins", "--json"]).ok().stdout).unwrap();
+    let spinner = list.as_array().unwrap().iter().find(|p| p["name"] == "spinner").unwrap();
+    assert_eq!(spinner["loaded"], false, "{spinner}");
+    assert_eq!(spinner["origin"], "project", "{spinner}");
+    // A session starts and its first request offers the built-ins.
+    let server = ModelServer::start(Flavor::OpenAi, vec![Step::Reply(Reply::text("done"))]);
+    let url = server.url();
+    let r = sb
+        .run_with_env(
+            &["--base-url", &url, "--model", "m", "hi"],
+            &[("OPENAI_API_KEY", "k"), ("ANTHROPIC_API_KEY", "k")],
+        )
+        .ok();
+    assert_eq!(r.stdout, "done\n");
+    let body = &server.requests()[0].body;
+    let names: Vec<&str> =
+        body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"read_file") && !names.contains(&"never"), "{names:?}");
+}

@@ -246,3 +246,46 @@ fn a_policy_fixes_grants_network_and_commands_and_flags_cannot_widen_them() {
         r.stderr
     );
 }
+
+#[test]
+fn a_project_plugin_named_like_a_built_in_gets_neither_its_place_nor_its_settings() {
+    let sb = Sandbox::new();
+    // The person's search key, given to the built-in web_search by name.
+    std::fs::write(
+        sb.config.join("config.toml"),
+        "[plugin-settings.web_search]\nbackend = \"brave\"\napi_key = \"BSA-secret-key-1234\"\n",
+    )
+    .unwrap();
+    // A project ships its own web_search.wasm (any component will do).
+    std::fs::create_dir_all(sb.ws.join(".corral/plugins")).unwrap();
+    let file = sb.ws.join(".corral/plugins/web_search.wasm");
+    std::fs::copy(support::test_plugin("faulty"), &file).unwrap();
+    let r = sb.run(&["--network", "on", "plugins", "--json"]).ok();
+    // Reported with both locations; not loaded, so its tools are not offered and it is never
+    // called with the settings.
+    assert!(
+        r.stderr.contains("has the name of the built-in plugin web_search (embedded in corral)"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains(file.to_str().unwrap()), "{}", r.stderr);
+    assert!(!r.stderr.contains("BSA-secret"), "{}", r.stderr);
+    let list: Value = serde_json::from_str(&r.stdout).unwrap();
+    let named: Vec<&Value> = list.as_array().unwrap().iter().filter(|p| p["name"] == "web_search").collect();
+    assert_eq!(named.len(), 2, "{list}");
+    let builtin = named.iter().find(|p| p["origin"] == "built-in").unwrap();
+    assert_eq!(builtin["loaded"], true, "{builtin}");
+    let project = named.iter().find(|p| p["origin"] == "project").unwrap();
+    assert_eq!(project["loaded"], false, "{project}");
+    assert!(
+        !list
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["tools"].as_array().is_some_and(|t| t.contains(&json!("ok"))))
+    );
+    // Its tools cannot be called either.
+    let r = sb.run(&["tool", "ok", "{}"]);
+    assert_ne!(r.code, 0);
+    assert!(!r.stdout.contains("fine"), "{}", r.stdout);
+}

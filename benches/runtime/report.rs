@@ -54,24 +54,40 @@ pub struct Row {
     pub name: String,
     pub unit: Unit,
     pub result: Result<Stats, String>,
-    pub target: &'static str,
+    /// The target and whether it was met (`<= 10 ms / met`), or empty.
+    pub target: String,
+}
+
+/// A target with whether it was met: `<= 10 ms / met`.
+pub fn target(t: &str, ok: bool) -> String {
+    format!("{t} / {}", if ok { "met" } else { "NOT met" })
+}
+
+/// Whether a row's median is at most `limit`.
+pub fn within(r: &Row, limit: Duration) -> bool {
+    r.median().is_some_and(|m| m <= limit)
 }
 
 impl Row {
-    pub fn new(name: impl Into<String>, unit: Unit, samples: Vec<Duration>, target: &'static str) -> Row {
+    pub fn new(
+        name: impl Into<String>,
+        unit: Unit,
+        samples: Vec<Duration>,
+        target: impl Into<String>,
+    ) -> Row {
         let result = Stats::of(samples).ok_or_else(|| "no samples".to_string());
-        Row { name: name.into(), unit, result, target }
+        Row { name: name.into(), unit, result, target: target.into() }
     }
 
     /// A row of sizes in bytes, shown in megabytes. The order statistics work on durations,
     /// so each size rides in one as one nanosecond per byte.
-    pub fn bytes(name: impl Into<String>, samples: &[u64], target: &'static str) -> Row {
+    pub fn bytes(name: impl Into<String>, samples: &[u64], target: impl Into<String>) -> Row {
         let carried = samples.iter().map(|&b| Duration::from_nanos(b)).collect();
         Row::new(name, Unit::Megabytes, carried, target)
     }
 
     pub fn skipped(name: impl Into<String>, why: impl Into<String>) -> Row {
-        Row { name: name.into(), unit: Unit::Millis, result: Err(why.into()), target: "" }
+        Row { name: name.into(), unit: Unit::Millis, result: Err(why.into()), target: String::new() }
     }
 
     pub fn median(&self) -> Option<Duration> {
@@ -103,10 +119,10 @@ impl Table {
 
     /// Prints the markdown table and the notes; fails if any section did.
     pub fn print(&self) -> ExitCode {
-        println!("| measurement | runs | median | p90 | min | max | target |");
+        println!("| measurement | runs | median | p90 | min | max | target / met |");
         println!("|---|---:|---:|---:|---:|---:|---|");
         for r in &self.rows {
-            let t = r.target;
+            let t = &r.target;
             match &r.result {
                 Ok(s) => {
                     let [a, b, c, d] = [s.median, s.p90, s.min, s.max].map(|x| r.unit.show(x));

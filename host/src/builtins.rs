@@ -10,6 +10,9 @@ pub struct Builtin {
     pub bytes: &'static [u8],
     /// SHA-256 of `bytes`, lowercase hex, computed at build time.
     pub sha256: &'static str,
+    /// The component compiled by `build.rs` under the runtime's engine Config for this
+    /// target's baseline ISA (see `runtime::engine_config`).
+    pub precompiled: &'static [u8],
 }
 
 /// One file of a shipped `SKILL.md` folder.
@@ -31,3 +34,13 @@ pub struct ShippedFolder {
 }
 
 include!(concat!(env!("OUT_DIR"), "/builtins.rs"));
+
+/// The build-time compiled artifact of the embedded component with this SHA-256, if any.
+pub fn precompiled(sha256: &str) -> Option<&'static [u8]> {
+    BUILTINS
+        .iter()
+        .chain([&SKILL_SERVER])
+        .chain(SHIPPED_SKILLS)
+        .find(|b| b.sha256 == sha256)
+        .map(|b| b.precompiled)
+}

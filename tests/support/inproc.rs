@@ -31,7 +31,8 @@ pub fn load_with(plugins: &[&str], rules: &LoadRules, limits: &Limits) -> Result
     let sb = Sandbox::new();
     let roots = Roots::open(&sb.ws, &[], &[]).unwrap();
     let session = Arc::new(Session::new(roots, Policy::default(), log::Sink::new(false)));
-    let runtime = Runtime::new(Some(Sandbox::cache_dir())).unwrap();
+    let runtime =
+        Runtime::with_key_dir(Some(Sandbox::cache_dir()), Some(super::shared_key_dir().as_path())).unwrap();
     let paths: Vec<PathBuf> = plugins.iter().map(|p| super::test_plugin(p)).collect();
     let candidates = runtime::registry::discover(Some(&sb.ws), None, &paths)?;
     let registry = block(Registry::load(&runtime, &session, candidates, rules, limits))?;

@@ -51,6 +51,31 @@ pub fn built_component(stem: &str) -> PathBuf {
     path
 }
 
+/// A folder holding the cache key every test shares (made once, private to the user).
+pub fn shared_key_dir() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        use std::io::{Read, Write};
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = target_dir().join("test-state");
+        let key = dir.join("cache.key");
+        if !key.is_file() {
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            let mut bytes = [0u8; 32];
+            std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes)).expect("random");
+            let tmp = dir.join(format!("cache.key.tmp{}", std::process::id()));
+            let mut f =
+                std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp).expect("key");
+            f.write_all(&bytes).expect("write key");
+            // Two suites may make it at once: the first link wins, both use it.
+            let _ = std::fs::hard_link(&tmp, &key);
+            let _ = std::fs::remove_file(&tmp);
+        }
+        dir
+    })
+    .clone()
+}
+
 /// The result of one corral run.
 #[derive(Debug)]
 pub struct Run {
@@ -102,12 +127,23 @@ impl Sandbox {
         }
         std::fs::write(outside.join("secret.txt"), "top secret\n").expect("write");
         std::fs::write(ws.join("hello.txt"), "hello\nworld\n").expect("write");
+        // Cache entries are tagged with the key in the user's state dir; every sandbox gets
+        // the same one, so the shared compile cache serves them all.
+        let state = tmp.path().join("home/.local/state/corral");
+        std::fs::create_dir_all(&state).expect("mkdir");
+        std::fs::copy(shared_key_dir().join("cache.key"), state.join("cache.key"))
+            .expect("copy the cache key");
         Sandbox { tmp, ws, outside, config }
     }
 
     /// A shared compile cache: the first test compiles, the rest load.
     pub fn cache_dir() -> PathBuf {
         target_dir().join("test-cache")
+    }
+
+    /// Where corral keeps its state (the cache key among it) for this sandbox's HOME.
+    pub fn state_dir(&self) -> PathBuf {
+        self.tmp.path().join("home/.local/state/corral")
     }
 
     /// A `corral` command in the workspace with a clean, private environment.

@@ -3,8 +3,8 @@
 
 use super::{Command, GlobalArgs, SetupError, setup};
 use crate::agent::use_skill;
-use crate::runtime::CacheStatus;
 use crate::runtime::skills::Ctx;
+use crate::runtime::{CacheStatus, Origin};
 use std::io::{Read, Write};
 
 /// Runs the command; Ok is the exit code.
@@ -196,6 +196,7 @@ fn cache_word(c: &CacheStatus) -> String {
         CacheStatus::Compiled => "compiled now (stored in cache)".into(),
         CacheStatus::Rebuilt(why) => format!("recompiled ({why})"),
         CacheStatus::Disabled => "compiled now (cache unavailable)".into(),
+        CacheStatus::Precompiled => "precompiled in corral".into(),
         CacheStatus::Deferred => "described from the cache (code loads on first use)".into(),
         CacheStatus::Failed(why) => format!("cannot be loaded: {why}"),
     }
@@ -225,7 +226,8 @@ fn plugins(env: &setup::Env, json: bool) -> i32 {
             serde_json::json!({
                 "name": s.name,
                 "loaded": false,
-                "origin": "built-in",
+                "origin": s.origin.as_str(),
+                "location": s.location,
                 "sha256": s.sha256,
                 "capabilities": s.asks.names(),
                 "granted": [],
@@ -253,7 +255,11 @@ fn plugins(env: &setup::Env, json: bool) -> i32 {
     if !env.registry.skipped().is_empty() {
         text.push_str("\nnot loaded:\n");
         for s in env.registry.skipped() {
-            text.push_str(&format!("  {} (built-in, sha256 {}): {}\n", s.name, s.sha256, s.reason));
+            let from = match s.origin {
+                Origin::Builtin => "built-in".to_string(),
+                o => format!("{} {}", o.as_str(), s.location),
+            };
+            text.push_str(&format!("  {} ({from}, sha256 {}): {}\n", s.name, s.sha256, s.reason));
         }
     }
     print(&text)
@@ -312,7 +318,8 @@ async fn tool(env: &setup::Env, name: &str, args: &str) -> i32 {
         return print(&text);
     }
     let Some((_, plugin)) = env.registry.tool(name) else {
-        if let Some(s) = env.registry.skipped().iter().find(|s| s.name == name) {
+        if let Some(s) = env.registry.skipped().iter().find(|s| s.name == name && s.origin == Origin::Builtin)
+        {
             eprintln!("error: the built-in tool '{name}' is not loaded: {}", s.reason);
             return 2;
         }

@@ -341,11 +341,18 @@ pub async fn load(base: Base) -> Result<Env, SetupError> {
         eprintln!("warning: {w}");
     }
     skills.warnings = warnings;
+    // A plugin the person did not ship (a project's) that was skipped is always reported.
+    for s in registry.skipped().iter().filter(|s| s.origin == runtime::Origin::Project) {
+        eprintln!("warning: plugin {} ({}) not loaded: {}", s.name, s.location, s.reason);
+    }
     if verbose {
+        if let Some(why) = runtime.cache().off_reason() {
+            eprintln!("compile cache not used: {why}");
+        }
         for p in registry.plugins() {
             eprintln!("plugin {} ({}): {:?}", p.info.name, p.info.location, p.cache_status());
         }
-        for s in registry.skipped() {
+        for s in registry.skipped().iter().filter(|s| s.origin != runtime::Origin::Project) {
             eprintln!("plugin {} not loaded: {}", s.name, s.reason);
         }
         for k in skills.all() {

@@ -1,23 +1,32 @@
 //! The on-disk cache of compiled components. An entry is keyed by the component's SHA-256
-//! and the engine's compatibility hash, and carries a seal: the BLAKE3 digest of its bytes
-//! and, once the digest has been checked, the file's identity (device, inode, size, change
-//! time). An entry whose identity still matches its seal is the file that was checked, so it
-//! is not hashed again; any other entry is hashed, and resealed if it is intact. An entry that
-//! is missing, corrupt or made by another engine is recompiled, never trusted.
+//! and the engine's compatibility hash, and carries a seal: the keyed BLAKE3 tag of its bytes
+//! under the user's secret (see [`super::secret`]) and, once the tag has been checked, the
+//! file's identity (device, inode, size, change time) with its own tag. An entry whose
+//! identity still matches its sealed stamp is the file that was checked, so it is not hashed
+//! again; any other entry is hashed, and resealed if it is intact. An entry that is missing,
+//! corrupt, planted (no valid tag: whoever wrote it lacks the secret) or made by another
+//! engine is recompiled, never loaded. Without a secret the disk cache is not used.
+//!
+//! The built-ins come precompiled inside the binary (see `build.rs`): they are loaded from
+//! there and never touch the disk cache, unless this machine cannot run that code.
 //!
 //! Beside each entry the registry keeps the component's description (see
 //! `registry::manifest`), written with [`write_atomic`] under [`Cache::sidecar_path`].
 
+use super::secret::Secret;
 use std::borrow::Cow;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use wasmtime::Engine;
 use wasmtime::component::Component;
+use wasmtime::{Engine, Precompiled};
 
 /// Bumped when the cache layout changes.
-const LAYOUT: &str = "v2";
+const LAYOUT: &str = "v3";
+/// Tag domains: compiled code, a stamp, and (for the registry) a kept description.
+const CODE: &str = "corral cache entry v3";
+const STAMP: &str = "corral cache stamp v3";
 
 /// How a component was obtained.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +43,8 @@ pub enum CacheStatus {
     Deferred,
     /// The code could not be loaded (the reason says why and what to do).
     Failed(String),
+    /// Loaded from the code compiled when corral was built (a built-in).
+    Precompiled,
 }
 
 /// The component cache.
@@ -41,6 +52,9 @@ pub enum CacheStatus {
 pub struct Cache {
     dir: Option<PathBuf>,
     engine_key: String,
+    secret: Option<Secret>,
+    /// Why the disk cache is off, when it is.
+    off: Option<String>,
 }
 
 /// The default cache directory: `$CORRAL_CACHE_DIR`, else the user's cache dir + `corral`.
@@ -52,12 +66,45 @@ pub fn default_dir() -> Option<PathBuf> {
 }
 
 impl Cache {
-    /// A cache in `dir` (None disables caching) for components compiled by `engine`.
-    pub fn new(engine: &Engine, dir: Option<PathBuf>) -> Cache {
+    /// A cache in `dir` (None disables caching) for components compiled by `engine`, its
+    /// entries authenticated with the user's secret in `secret_dir` (made there on first
+    /// use); without a secret the disk cache is off.
+    pub fn new(engine: &Engine, dir: Option<PathBuf>, secret_dir: Option<&Path>) -> Cache {
+        let (secret, off) = match (&dir, Secret::load_or_create(secret_dir)) {
+            (None, _) => (None, Some("no cache directory".to_string())),
+            (Some(_), Ok(s)) => (Some(s), None),
+            (Some(_), Err(e)) => (None, Some(e.to_string())),
+        };
+        Cache::with_secret(engine, dir.filter(|_| secret.is_some()), secret, off)
+    }
+
+    /// A cache in `dir` whose entries are tagged with `secret`.
+    pub(crate) fn with_secret(
+        engine: &Engine,
+        dir: Option<PathBuf>,
+        secret: Option<Secret>,
+        off: Option<String>,
+    ) -> Cache {
         let mut h = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut h);
         env!("CARGO_PKG_VERSION").hash(&mut h);
-        Cache { dir: dir.map(|d| d.join("components")), engine_key: format!("{:016x}", h.finish()) }
+        let dir = dir.map(|d| d.join("components"));
+        Cache { dir, engine_key: format!("{:016x}", h.finish()), secret, off }
+    }
+
+    /// Why the disk cache is not used, if it is not.
+    pub fn off_reason(&self) -> Option<&str> {
+        self.off.as_deref()
+    }
+
+    /// The keyed tag of `data` in `domain`, if there is a secret.
+    pub(crate) fn tag(&self, domain: &str, data: &[u8]) -> Option<String> {
+        self.secret.as_ref().map(|s| s.tag(domain, data))
+    }
+
+    /// Whether `tag` is `data`'s tag in `domain` under the user's secret.
+    pub(crate) fn check(&self, domain: &str, data: &[u8], tag: &str) -> bool {
+        self.secret.as_ref().is_some_and(|s| s.check(domain, data, tag))
     }
 
     /// The entry path for a component with this SHA-256.
@@ -88,31 +135,57 @@ impl Cache {
         sha256: &str,
         bytes: impl FnOnce() -> wasmtime::Result<Cow<'b, [u8]>>,
     ) -> wasmtime::Result<(Component, CacheStatus)> {
-        let Some(path) = self.entry_path(sha256) else {
+        let mut rebuilt = None;
+        if let Some(code) = crate::builtins::precompiled(sha256) {
+            match deserialize_embedded(engine, code) {
+                Ok(c) => return Ok((c, CacheStatus::Precompiled)),
+                Err(why) => rebuilt = Some(why),
+            }
+        }
+        let (Some(path), Some(secret)) = (self.entry_path(sha256), &self.secret) else {
             return Ok((Component::from_binary(engine, &bytes()?)?, CacheStatus::Disabled));
         };
-        let status = match verify(&path) {
+        let status = match verify(&path, secret) {
             Ok(true) => {
-                // SAFETY: the file was written by this cache from a component a corral of this
-                // version compiled, and it is the file whose digest was checked (just now, or
-                // earlier with its identity unchanged since); the engine key in its name
-                // matches this engine. wasmtime re-checks the header and compatibility.
+                // SAFETY: the file carries a tag made with this user's secret, which only a
+                // corral of this user computes, over code it compiled itself; it is the file
+                // whose tag was checked (just now, or earlier with its identity unchanged since,
+                // that identity tagged too); the engine key in its name matches this engine.
+                // wasmtime re-checks the header and compatibility.
                 match unsafe { Component::deserialize_file(engine, &path) } {
                     Ok(c) => return Ok((c, CacheStatus::Hit)),
                     Err(e) => CacheStatus::Rebuilt(format!("cache entry rejected by wasmtime: {e}")),
                 }
             }
-            Ok(false) => CacheStatus::Rebuilt("cache entry failed its integrity check".into()),
-            Err(_) => CacheStatus::Compiled,
+            Ok(false) => CacheStatus::Rebuilt(
+                "cache entry failed its integrity check (no valid tag under this user's key)".into(),
+            ),
+            Err(_) => match rebuilt {
+                Some(why) => CacheStatus::Rebuilt(why),
+                None => CacheStatus::Compiled,
+            },
         };
         let component = Component::from_binary(engine, &bytes()?)?;
-        let stored = component.serialize().ok().map(|cwasm| store(&path, &cwasm));
+        let stored = component.serialize().ok().map(|cwasm| store(&path, &cwasm, secret));
         let status = match stored {
             Some(Ok(())) => status,
             _ => CacheStatus::Disabled,
         };
         Ok((component, status))
     }
+}
+
+/// Loads a built-in's build-time artifact; `Err` says why this machine cannot use it.
+fn deserialize_embedded(engine: &Engine, code: &'static [u8]) -> Result<Component, String> {
+    if Engine::detect_precompiled(code) != Some(Precompiled::Component) {
+        return Err("the built-in's precompiled code is not a component artifact".into());
+    }
+    // SAFETY: the bytes are part of this binary, written by its own build script from the
+    // built-in components; wasmtime checks that they were compiled by this wasmtime under a
+    // compatible Config and that this CPU has every feature the code uses, and refuses them
+    // otherwise.
+    unsafe { Component::deserialize(engine, code) }
+        .map_err(|e| format!("the built-in's precompiled code does not suit this machine: {e}"))
 }
 
 fn seal_path(path: &Path) -> PathBuf {
@@ -148,11 +221,12 @@ impl Stamp {
     }
 }
 
-/// An entry's seal: `blake3 HEX` and, once checked, `stamp ...` on the next line.
+/// An entry's seal: `tag HEX` (the entry's keyed tag) and, once checked, `stamp STAMP TAG`
+/// on the next line, where TAG binds the stamp to the entry's tag under the same key.
 #[derive(Debug, Default)]
 struct Seal {
-    digest: String,
-    stamp: Option<Stamp>,
+    tag: String,
+    stamp: Option<(Stamp, String)>,
 }
 
 impl Seal {
@@ -160,43 +234,58 @@ impl Seal {
         let text = std::fs::read_to_string(seal_path(path)).unwrap_or_default();
         let mut seal = Seal::default();
         for line in text.lines() {
-            if let Some(d) = line.strip_prefix("blake3 ") {
-                seal.digest = d.trim().to_string();
-            } else if let Some(s) = line.strip_prefix("stamp ") {
-                seal.stamp = Some(Stamp(s.trim().to_string()));
+            if let Some(d) = line.strip_prefix("tag ") {
+                seal.tag = d.trim().to_string();
+            } else if let Some((s, t)) = line.strip_prefix("stamp ").and_then(|r| r.rsplit_once(' ')) {
+                seal.stamp = Some((Stamp(s.trim().to_string()), t.trim().to_string()));
             }
         }
         seal
     }
 
     fn write(&self, path: &Path) -> std::io::Result<()> {
-        let mut text = format!("blake3 {}\n", self.digest);
-        if let Some(s) = &self.stamp {
-            text.push_str(&format!("stamp {}\n", s.0));
+        let mut text = format!("tag {}\n", self.tag);
+        if let Some((s, t)) = &self.stamp {
+            text.push_str(&format!("stamp {} {t}\n", s.0));
         }
         write_atomic(&seal_path(path), text.as_bytes())
     }
+
+    /// What a stamp's tag covers: the stamp and the entry's tag.
+    fn stamped(stamp: &Stamp, tag: &str) -> Vec<u8> {
+        format!("{}\n{tag}", stamp.0).into_bytes()
+    }
+
+    fn set_stamp(&mut self, stamp: Option<Stamp>, secret: &Secret) {
+        self.stamp = stamp.map(|s| {
+            let t = secret.tag(STAMP, &Seal::stamped(&s, &self.tag));
+            (s, t)
+        });
+    }
 }
 
-/// Ok(true) if the entry agrees with its seal; Err if there is no entry. An entry whose
-/// identity matches the seal's stamp is not read; one that is hashed and found intact is
-/// stamped (best effort), so the next start does not hash it again.
-fn verify(path: &Path) -> std::io::Result<bool> {
+/// Ok(true) if the entry's tag is valid under `secret`; Err if there is no entry. An entry
+/// whose identity matches the seal's (validly tagged) stamp is not read; one that is hashed
+/// and found intact is stamped (best effort), so the next start does not hash it again.
+fn verify(path: &Path, secret: &Secret) -> std::io::Result<bool> {
     let meta = std::fs::metadata(path)?;
     let mut seal = Seal::read(path);
-    if seal.digest.is_empty() {
+    if seal.tag.is_empty() {
         return Ok(false);
     }
     let stamp = Stamp::of(&meta);
-    if stamp.is_some() && seal.stamp == stamp {
+    if let (Some(now), Some((sealed, t))) = (&stamp, &seal.stamp)
+        && now == sealed
+        && secret.check(STAMP, &Seal::stamped(sealed, &seal.tag), t)
+    {
         return Ok(true);
     }
     let data = std::fs::read(path)?;
-    if blake3::hash(&data).to_hex().as_str() != seal.digest {
+    if !secret.check(CODE, &data, &seal.tag) {
         return Ok(false);
     }
     if stamp.is_some() {
-        seal.stamp = stamp;
+        seal.set_stamp(stamp, secret);
         let _ = seal.write(path);
     }
     Ok(true)
@@ -216,16 +305,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     })
 }
 
-/// Writes the entry and its seal. The seal (digest only) goes first, so a reader that sees
-/// the new entry also sees its digest; once the entry is in place it is stamped.
-fn store(path: &Path, cwasm: &[u8]) -> std::io::Result<()> {
+/// Writes the entry and its seal. The seal (tag only) goes first, so a reader that sees
+/// the new entry also sees its tag; once the entry is in place it is stamped.
+fn store(path: &Path, cwasm: &[u8], secret: &Secret) -> std::io::Result<()> {
     let dir = path.parent().ok_or_else(|| std::io::Error::other("cache path has no parent"))?;
     std::fs::create_dir_all(dir)?;
-    let mut seal = Seal { digest: blake3::hash(cwasm).to_hex().to_string(), stamp: None };
+    let mut seal = Seal { tag: secret.tag(CODE, cwasm), stamp: None };
     seal.write(path)?;
     write_atomic(path, cwasm)?;
-    seal.stamp = std::fs::metadata(path).ok().as_ref().and_then(Stamp::of);
-    if seal.stamp.is_some() {
+    let stamp = std::fs::metadata(path).ok().as_ref().and_then(Stamp::of);
+    if stamp.is_some() {
+        seal.set_stamp(stamp, secret);
         let _ = seal.write(path);
     }
     Ok(())
@@ -235,20 +325,25 @@ fn store(path: &Path, cwasm: &[u8]) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    fn key(b: u8) -> Secret {
+        Secret::from_bytes([b; 32])
+    }
+
     fn entry(dir: &Path) -> PathBuf {
         let path = dir.join("entry.cwasm");
-        store(&path, b"compiled code").unwrap();
+        store(&path, b"compiled code", &key(1)).unwrap();
         path
     }
 
     #[test]
-    fn a_stored_entry_is_sealed_and_stamped() {
+    fn a_stored_entry_is_tagged_and_stamped() {
         let dir = tempfile::tempdir().unwrap();
         let path = entry(dir.path());
         let seal = Seal::read(&path);
-        assert_eq!(seal.digest, blake3::hash(b"compiled code").to_hex().as_str());
-        assert_eq!(seal.stamp, Stamp::of(&std::fs::metadata(&path).unwrap()));
-        assert!(verify(&path).unwrap());
+        assert_eq!(seal.tag, key(1).tag(CODE, b"compiled code"));
+        assert_ne!(seal.tag, blake3::hash(b"compiled code").to_hex().as_str(), "keyed, not a plain digest");
+        assert_eq!(seal.stamp.map(|s| s.0), Stamp::of(&std::fs::metadata(&path).unwrap()));
+        assert!(verify(&path, &key(1)).unwrap());
         let names: Vec<String> = dir
             .path()
             .read_dir()
@@ -259,20 +354,45 @@ mod tests {
     }
 
     #[test]
-    fn a_rewritten_or_replaced_entry_is_hashed_and_refused() {
+    fn another_users_key_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = entry(dir.path());
-        // Replaced by another file of the same size: another inode.
+        // Restored from someone else's cache: their tag and stamp, not this user's.
+        assert!(!verify(&path, &key(2)).unwrap());
+    }
+
+    #[test]
+    fn a_tampered_or_planted_entry_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        // Tampered: other bytes under the old seal (a rewrite gives another stamp).
+        let path = entry(dir.path());
         let other = dir.path().join("other");
         std::fs::write(&other, b"compiled cod3").unwrap();
         std::fs::rename(&other, &path).unwrap();
-        assert!(!verify(&path).unwrap());
+        assert!(!verify(&path, &key(1)).unwrap());
+        // Planted: an entry with an unkeyed digest and a stamp that matches the planted file.
+        let planted = dir.path().join("planted.cwasm");
+        std::fs::write(&planted, b"foreign code").unwrap();
+        let stamp = Stamp::of(&std::fs::metadata(&planted).unwrap()).unwrap();
+        let digest = blake3::hash(b"foreign code").to_hex().to_string();
+        let text = format!("tag {digest}\nstamp {} {digest}\n", stamp.0);
+        std::fs::write(seal_path(&planted), text).unwrap();
+        assert!(!verify(&planted, &key(1)).unwrap());
+        // Planted with the valid tag of other bytes and a forged stamp line.
+        let text = format!("tag {}\nstamp {} 00\n", key(1).tag(CODE, b"compiled code"), stamp.0);
+        std::fs::write(seal_path(&planted), text).unwrap();
+        assert!(!verify(&planted, &key(1)).unwrap());
+    }
+
+    #[test]
+    fn a_rewritten_entry_is_hashed_and_refused() {
+        let dir = tempfile::tempdir().unwrap();
         // Rewritten in place to the same size: the change time moves on. File times advance
         // by the kernel's clock tick (up to 10 ms), so the rewrite waits past one.
         let path = entry(dir.path());
         std::thread::sleep(std::time::Duration::from_millis(30));
         std::fs::write(&path, b"compiled cod3").unwrap();
-        assert!(!verify(&path).unwrap());
+        assert!(!verify(&path, &key(1)).unwrap());
     }
 
     #[cfg(unix)]
@@ -284,9 +404,10 @@ mod tests {
         let copy = dir.path().join("copy.cwasm");
         std::fs::copy(&path, &copy).unwrap();
         std::fs::copy(seal_path(&path), seal_path(&copy)).unwrap();
-        assert_ne!(Seal::read(&copy).stamp, Stamp::of(&std::fs::metadata(&copy).unwrap()));
-        assert!(verify(&copy).unwrap());
-        assert_eq!(Seal::read(&copy).stamp, Stamp::of(&std::fs::metadata(&copy).unwrap()));
+        let now = Stamp::of(&std::fs::metadata(&copy).unwrap());
+        assert_ne!(Seal::read(&copy).stamp.map(|s| s.0), now);
+        assert!(verify(&copy, &key(1)).unwrap());
+        assert_eq!(Seal::read(&copy).stamp.map(|s| s.0), now);
     }
 
     #[test]
@@ -294,7 +415,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = entry(dir.path());
         std::fs::remove_file(seal_path(&path)).unwrap();
-        assert!(!verify(&path).unwrap());
-        assert!(verify(&dir.path().join("absent.cwasm")).is_err());
+        assert!(!verify(&path, &key(1)).unwrap());
+        assert!(verify(&dir.path().join("absent.cwasm"), &key(1)).is_err());
+    }
+
+    #[test]
+    fn without_a_secret_the_disk_cache_is_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::default();
+        let cache = Cache::new(&engine, Some(dir.path().join("cache")), None);
+        assert_eq!(cache.entry_path("ab"), None);
+        assert!(
+            cache.off_reason().is_some_and(|r| r.contains("CORRAL_STATE_DIR")),
+            "{:?}",
+            cache.off_reason()
+        );
+        let cache = Cache::new(&engine, Some(dir.path().join("cache")), Some(&dir.path().join("state")));
+        assert!(cache.entry_path("ab").is_some());
+        assert!(dir.path().join("state").join(super::super::secret::FILE).is_file());
     }
 }

@@ -1,10 +1,11 @@
 //! The one wasmtime engine of the process, configured for async calls with epoch
 //! interruption, and the ticker thread that advances its epoch.
 
+use super::engine_config::config;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::Engine;
 
 /// How often the epoch advances. A running plugin yields to the host once per tick,
 /// which is what lets the wall-clock timeout fire.
@@ -15,31 +16,7 @@ pub const TICK: Duration = Duration::from_millis(10);
 /// about 55 to about 31 µs, see BENCHMARKS.md), or, where the address space for the pool
 /// cannot be reserved, with on-demand allocation.
 pub fn new_engine() -> wasmtime::Result<Engine> {
-    Engine::new(&config(true)).or_else(|_| Engine::new(&config(false)))
-}
-
-fn config(pooling: bool) -> Config {
-    let mut cfg = Config::new();
-    cfg.wasm_component_model(true);
-    cfg.epoch_interruption(true);
-    // Give host functions room beside deep guest stacks (interpreted guests recurse deeply).
-    cfg.max_wasm_stack(1024 * 1024);
-    cfg.async_stack_size(4 * 1024 * 1024);
-    if pooling {
-        // Calls run one at a time per session; these bounds leave room for components built
-        // from several core modules (Python, JavaScript) and a few calls in flight.
-        let mut pool = PoolingAllocationConfig::new();
-        pool.total_component_instances(32)
-            .total_core_instances(256)
-            .total_memories(64)
-            .total_tables(256)
-            .total_stacks(32)
-            .max_core_instances_per_component(64)
-            .max_memories_per_component(16)
-            .max_tables_per_component(64);
-        cfg.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    }
-    cfg
+    Engine::new(&config(true, None)?).or_else(|_| Engine::new(&config(false, None)?))
 }
 
 /// Advances the engine's epoch every [`TICK`] until dropped.

@@ -3,11 +3,13 @@
 
 mod cache;
 mod engine;
+mod engine_config;
 mod invoke;
 mod limits;
 mod output;
 mod pipes;
 pub mod registry;
+mod secret;
 pub mod skills;
 
 pub use cache::{Cache, CacheStatus, default_dir as default_cache_dir};
@@ -22,7 +24,7 @@ pub use registry::{
 
 use crate::capabilities::PluginCtx;
 use crate::wit::ToolPlugin;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, Store};
@@ -60,15 +62,22 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Creates the engine and starts its epoch ticker. `cache_dir` None disables caching.
+    /// Creates the engine and starts its epoch ticker. `cache_dir` None disables caching; the
+    /// key that authenticates cache entries lives in corral's state directory.
     pub fn new(cache_dir: Option<PathBuf>) -> Result<Runtime, RuntimeError> {
+        Runtime::with_key_dir(cache_dir, crate::config::state_dir().as_deref())
+    }
+
+    /// Like [`Runtime::new`], with the cache key kept in `key_dir` (made there on first use;
+    /// None: the disk cache is not used).
+    pub fn with_key_dir(cache_dir: Option<PathBuf>, key_dir: Option<&Path>) -> Result<Runtime, RuntimeError> {
         let engine = engine::new_engine().map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let mut linker: Linker<CallState> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         ToolPlugin::add_to_linker::<CallState, HasSelf<PluginCtx>>(&mut linker, |s| &mut s.host)
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
-        let cache = Cache::new(&engine, cache_dir);
+        let cache = Cache::new(&engine, cache_dir, key_dir);
         let ticker = engine::Ticker::start(&engine).map_err(RuntimeError::Ticker)?;
         Ok(Runtime { engine, linker: Arc::new(linker), cache, _ticker: ticker })
     }

@@ -32,6 +32,7 @@ fn load_word(i: &Inspection) -> String {
         CacheStatus::Compiled => format!("compiled in {} and stored in the compile cache", ms(i.load_time)),
         CacheStatus::Rebuilt(why) => format!("recompiled in {} ({why})", ms(i.load_time)),
         CacheStatus::Disabled => format!("compiled in {} (no compile cache available)", ms(i.load_time)),
+        CacheStatus::Precompiled => format!("loaded precompiled from corral in {}", ms(i.load_time)),
         CacheStatus::Deferred => "described from the compile cache".into(),
         CacheStatus::Failed(why) => format!("cannot be loaded: {why}"),
     }

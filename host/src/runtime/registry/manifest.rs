@@ -4,7 +4,9 @@
 //! code (the component's SHA-256 and the engine key, which includes corral's version). With
 //! it a start decides grants and offers tools without loading any compiled code; the code
 //! is loaded when a tool is first called, and its imports are checked against this file then.
-//! A file that cannot be read or parsed is ignored: the plugin is loaded and described again.
+//! A file that cannot be read or parsed, or whose keyed tag (first line, under the user's
+//! cache secret, bound to the component's SHA-256) is not valid, is ignored: the plugin is
+//! loaded and described again. So a planted description cannot offer tools or hide imports.
 
 use super::grants::Need;
 use super::spec;
@@ -17,6 +19,13 @@ use serde::{Deserialize, Serialize};
 /// Bumped when the file's shape changes.
 const LAYOUT: u32 = 1;
 const EXT: &str = "describe.json";
+/// The tag's domain.
+const DOMAIN: &str = "corral description v1";
+
+/// What the tag covers: the component's SHA-256 and the JSON text.
+fn tagged(sha256: &str, json: &[u8]) -> Vec<u8> {
+    [sha256.as_bytes(), b"\n", json].concat()
+}
 
 #[derive(Debug, Serialize, Deserialize)]
 struct File {
@@ -138,11 +147,18 @@ impl Described {
     }
 }
 
-/// The description kept for the component with this SHA-256, if there is a readable one.
+/// The description kept for the component with this SHA-256, if there is a readable one
+/// with a valid tag.
 pub fn read(cache: &Cache, sha256: &str) -> Option<Described> {
     let path = cache.sidecar_path(sha256, EXT)?;
     let bytes = std::fs::read(path).ok()?;
-    Described::from_file(serde_json::from_slice(&bytes).ok()?)
+    let split = bytes.iter().position(|&b| b == b'\n')?;
+    let (first, json) = (&bytes[..split], &bytes[split + 1..]);
+    let tag = std::str::from_utf8(first).ok()?.strip_prefix("tag ")?;
+    if !cache.check(DOMAIN, &tagged(sha256, json), tag) {
+        return None;
+    }
+    Described::from_file(serde_json::from_slice(json).ok()?)
 }
 
 /// Keeps the description beside the compiled entry (best effort: without it the next start
@@ -150,8 +166,13 @@ pub fn read(cache: &Cache, sha256: &str) -> Option<Described> {
 pub fn write(cache: &Cache, sha256: &str, d: &Described) {
     if let Some(path) = cache.sidecar_path(sha256, EXT)
         && let Ok(json) = serde_json::to_vec(&d.to_file())
+        && let Some(tag) = cache.tag(DOMAIN, &tagged(sha256, &json))
     {
-        let _ = write_atomic(&path, &json);
+        // A precompiled built-in has no compiled entry: its description may be the first file.
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = write_atomic(&path, &[format!("tag {tag}\n").as_bytes(), &json].concat());
     }
 }
 
@@ -196,7 +217,8 @@ mod tests {
 
     fn cache(dir: &std::path::Path) -> Cache {
         let engine = wasmtime::Engine::default();
-        Cache::new(&engine, Some(dir.to_path_buf()))
+        let secret = crate::runtime::secret::Secret::from_bytes([3; 32]);
+        Cache::with_secret(&engine, Some(dir.to_path_buf()), Some(secret), None)
     }
 
     #[test]
@@ -218,15 +240,46 @@ mod tests {
         let cache = cache(dir.path());
         std::fs::create_dir_all(dir.path().join("components")).unwrap();
         let path = cache.sidecar_path("abc", EXT).unwrap();
-        std::fs::write(&path, b"{\"layout\":1,").unwrap();
+        let put = |json: &[u8]| {
+            let tag = cache.tag(DOMAIN, &tagged("abc", json)).unwrap();
+            std::fs::write(&path, [format!("tag {tag}\n").as_bytes(), json].concat()).unwrap();
+        };
+        put(b"{\"layout\":1,");
         assert_eq!(read_back(&cache, "abc"), None);
         let mut file = sample().to_file();
         file.tools[0].capabilities.push("teleport".into());
-        std::fs::write(&path, serde_json::to_vec(&file).unwrap()).unwrap();
+        put(&serde_json::to_vec(&file).unwrap());
         assert_eq!(read_back(&cache, "abc"), None);
         let mut file = sample().to_file();
         file.layout = LAYOUT + 1;
-        std::fs::write(&path, serde_json::to_vec(&file).unwrap()).unwrap();
+        put(&serde_json::to_vec(&file).unwrap());
         assert_eq!(read_back(&cache, "abc"), None);
+        put(&serde_json::to_vec(&sample().to_file()).unwrap());
+        assert!(read_back(&cache, "abc").is_some(), "the control: a tagged file is read");
+    }
+
+    #[test]
+    fn a_planted_or_moved_description_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = cache(dir.path());
+        std::fs::create_dir_all(dir.path().join("components")).unwrap();
+        let json = serde_json::to_vec(&sample().to_file()).unwrap();
+        // No tag, a plain digest, or another user's key.
+        let path = cache.sidecar_path("abc", EXT).unwrap();
+        std::fs::write(&path, &json).unwrap();
+        assert_eq!(read_back(&cache, "abc"), None);
+        let digest = blake3::hash(&json).to_hex().to_string();
+        std::fs::write(&path, [format!("tag {digest}\n").as_bytes(), &json].concat()).unwrap();
+        assert_eq!(read_back(&cache, "abc"), None);
+        let engine = wasmtime::Engine::default();
+        let theirs = crate::runtime::secret::Secret::from_bytes([4; 32]);
+        let other = Cache::with_secret(&engine, Some(dir.path().to_path_buf()), Some(theirs), None);
+        write(&other, "abc", &sample());
+        assert_eq!(read_back(&cache, "abc"), None);
+        // A valid description moved to another component's name.
+        write(&cache, "abc", &sample());
+        std::fs::copy(&path, cache.sidecar_path("abd", EXT).unwrap()).unwrap();
+        assert!(read_back(&cache, "abc").is_some());
+        assert_eq!(read_back(&cache, "abd"), None);
     }
 }

@@ -3,6 +3,12 @@
 //! is disabled. A plugin seen before is described from the compile cache and its compiled
 //! code is loaded on first use (see [`code`]); a new one is compiled, described, and its
 //! description kept (see [`manifest`]).
+//!
+//! A plugin is known by its SHA-256, not its file name: a project plugin named like a
+//! built-in or a user plugin is reported and not loaded, so it neither replaces that plugin
+//! nor gets the grants and settings given to the name. A project plugin that is broken
+//! (not a valid component, an import corral lacks, a trap or hang in `describe`, a bad tool
+//! spec, a tool name taken) is reported and skipped; the start goes on without it.
 
 mod code;
 mod discover;
@@ -42,10 +48,16 @@ pub struct PluginInfo {
     pub granted: CapSet,
 }
 
-/// A built-in that was not loaded, and why.
+/// How long `describe` may take when a plugin is loaded (its tools are fixed data; one that
+/// loops is cut here, however long tool calls may run).
+pub const DESCRIBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// A plugin that was not loaded (a built-in switched off, a project plugin skipped), and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skipped {
     pub name: String,
+    pub origin: Origin,
+    pub location: String,
     pub sha256: String,
     /// What it asks for, as far as it was looked at.
     pub asks: CapSet,
@@ -67,6 +79,22 @@ impl Plugin {
     /// How its code was obtained ([`CacheStatus::Deferred`] until it is loaded).
     pub fn cache_status(&self) -> CacheStatus {
         self.code.status()
+    }
+}
+
+impl RegistryError {
+    /// Whether the error is about the plugin itself being broken (not about what the person
+    /// allowed): such a project plugin is skipped rather than stopping the start.
+    pub fn is_broken(&self) -> bool {
+        matches!(
+            self,
+            RegistryError::Read { .. }
+                | RegistryError::Invalid { .. }
+                | RegistryError::UnknownImport { .. }
+                | RegistryError::Describe { .. }
+                | RegistryError::BadSpec { .. }
+                | RegistryError::Clash { .. }
+        )
     }
 }
 
@@ -137,112 +165,169 @@ impl Registry {
         limits: &Limits,
     ) -> Result<Registry, RegistryError> {
         let mut reg = Registry { plugins: Vec::new(), tools: BTreeMap::new(), skipped: Vec::new() };
+        // The names the person's own plugins hold (built-ins, user and --plugin files,
+        // switched off or not): a project plugin cannot take one.
+        let owned: BTreeMap<String, (Origin, String)> = candidates
+            .iter()
+            .filter(|c| c.origin != Origin::Project)
+            .map(|c| (c.name.clone(), (c.origin, c.location())))
+            .rev()
+            .collect();
         for c in candidates.into_iter().filter(|c| !discover::is_disabled(c, &rules.disabled)) {
-            let location = c.location();
-            let builtin = c.origin == Origin::Builtin;
             let sha256 = match c.sha256 {
                 Some(s) => s.to_string(),
                 None => sha256_hex(&c.bytes),
             };
-            if let Some(pins) = &rules.pins
-                && !grants::pinned(&c.name, builtin, &location, &sha256, pins)?
+            let (name, origin, location) = (c.name.clone(), c.origin, c.location());
+            let skip = |reason: String, sha256: String| Skipped {
+                name: name.clone(),
+                origin,
+                location: location.clone(),
+                sha256,
+                asks: CapSet::EMPTY,
+                reason,
+            };
+            if origin == Origin::Project
+                && let Some((theirs, at)) = owned.get(&name)
             {
-                let reason = format!("it is not in the policy file {}", pins.file.display());
-                reg.skipped.push(Skipped { name: c.name, sha256, asks: CapSet::EMPTY, reason });
+                let reason = format!(
+                    "it has the name of the {} plugin {name} ({at}). A plugin is known by its content \
+                     (this one's sha256 is {sha256}), not its file name: it neither replaces that plugin nor \
+                     gets the grants and [plugin-settings.{name}] given to that name, and it is not loaded. \
+                     To use it, rename the file (for example to {name}-project.wasm).",
+                    theirs.as_str()
+                );
+                reg.skipped.push(skip(reason, sha256));
                 continue;
             }
-            let invalid = |why: String| RegistryError::Invalid { location: location.clone(), why };
-            // What it imports: from the kept description, or from the compiled component.
-            let (facts, imports, needs) = match manifest::read(rt.cache(), &sha256) {
-                Some(d) => {
-                    if let Some(import) = d.imports.iter().find(|i| !grants::import_allowed(i)) {
-                        return Err(RegistryError::UnknownImport { location, import: import.clone() });
-                    }
-                    let (imports, needs) = (d.imports.clone(), d.needs.clone());
-                    (Facts::Kept(d), imports, needs)
+            match reg.load_one(rt, session, c, sha256.clone(), rules, limits).await {
+                Ok(()) => {}
+                Err(e) if origin == Origin::Project && e.is_broken() => {
+                    let reason = format!(
+                        "it is broken and was skipped: {e}\nFix or remove {location}, or disable it with \
+                         [plugins] disabled = [\"project:{name}\"] in your config."
+                    );
+                    reg.skipped.push(skip(reason, sha256));
                 }
-                None => {
-                    let (component, cache) = rt
-                        .cache()
-                        .load(rt.engine(), &c.bytes, &sha256)
-                        .map_err(|e| invalid(format!("{e:#}")))?;
-                    let (imports, needs) = grants::imports(rt.engine(), &component).map_err(|import| {
-                        RegistryError::UnknownImport { location: location.clone(), import }
-                    })?;
-                    (Facts::Fresh(component, cache), imports, needs)
-                }
-            };
-            // A plugin that is not built in is refused before it runs at all.
-            let external =
-                if builtin { None } else { Some(grants::external(&c.name, &location, &needs, rules)?) };
-            let size = c.bytes.len();
-            let (described, code) = match facts {
-                Facts::Kept(d) => {
-                    let wasm = Wasm::of(c.bytes, c.path.as_deref());
-                    let code =
-                        Code::deferred(rt.loader(), location.clone(), sha256.clone(), wasm, imports.clone());
-                    (d.tools, code)
-                }
-                Facts::Fresh(component, cache) => {
-                    let pre = rt
-                        .linker
-                        .instantiate_pre(&component)
-                        .and_then(ToolPluginPre::new)
-                        .map_err(|e| invalid(format!("{e:#}")))?;
-                    let report = rt.describe(&pre, &c.name, session, limits).await;
-                    let specs = report.result.map_err(|e| RegistryError::Describe {
-                        location: location.clone(),
-                        why: e.message,
-                    })?;
-                    if cache != CacheStatus::Disabled {
-                        let d = Described {
-                            imports: imports.clone(),
-                            needs: needs.clone(),
-                            tools: specs.clone(),
-                        };
-                        manifest::write(rt.cache(), &sha256, &d);
-                    }
-                    (specs, Code::ready(pre, cache))
-                }
-            };
-            let mut checked = Vec::with_capacity(described.len());
-            for spec in described {
-                checked.push(spec::check_spec(&location, spec)?);
+                Err(e) => return Err(e),
             }
-            let declared: CapSet = checked.iter().fold(CapSet::EMPTY, |a, t| a.union(t.capabilities));
-            // A built-in reader marks what it read without asking for workspace-write.
-            let builtin_reads = |n: &&grants::Need| external.is_none() && n.function == "note-read";
-            let needs: Vec<grants::Need> = needs.iter().filter(|n| !builtin_reads(n)).cloned().collect();
-            let asks = declared.union(grants::caps(&needs));
-            let granted = match external {
-                Some(g) => g,
-                None => match grants::builtin(&c.name, asks, rules) {
-                    Ok(g) => g,
-                    Err(reason) => {
-                        reg.skipped.push(Skipped { name: c.name, sha256, asks, reason });
-                        continue;
-                    }
-                },
-            };
-            reg.index(&c.name, &location, &checked)?;
-            session.granted.set(&c.name, granted);
-            if builtin {
-                session.granted.set_builtin(&c.name);
-            }
-            let info = PluginInfo {
-                name: c.name,
-                origin: c.origin,
-                location,
-                sha256,
-                size,
-                imports,
-                tools: checked,
-                asks,
-                granted,
-            };
-            reg.plugins.push(Plugin { info, code: Arc::new(code) });
         }
         Ok(reg)
+    }
+
+    /// Loads one candidate (see [`Registry::load`]); a built-in switched off is recorded as
+    /// skipped.
+    async fn load_one(
+        &mut self,
+        rt: &Runtime,
+        session: &Arc<Session>,
+        c: Candidate,
+        sha256: String,
+        rules: &LoadRules,
+        limits: &Limits,
+    ) -> Result<(), RegistryError> {
+        let location = c.location();
+        let builtin = c.origin == Origin::Builtin;
+        let skip = |name: String, sha256: String, asks: CapSet, reason: String| Skipped {
+            name,
+            origin: c.origin,
+            location: location.clone(),
+            sha256,
+            asks,
+            reason,
+        };
+        if let Some(pins) = &rules.pins
+            && !grants::pinned(&c.name, builtin, &location, &sha256, pins)?
+        {
+            let reason = format!("it is not in the policy file {}", pins.file.display());
+            self.skipped.push(skip(c.name.clone(), sha256, CapSet::EMPTY, reason));
+            return Ok(());
+        }
+        let invalid = |why: String| RegistryError::Invalid { location: location.clone(), why };
+        // What it imports: from the kept description, or from the compiled component.
+        let (facts, imports, needs) = match manifest::read(rt.cache(), &sha256) {
+            Some(d) => {
+                if let Some(import) = d.imports.iter().find(|i| !grants::import_allowed(i)) {
+                    return Err(RegistryError::UnknownImport { location, import: import.clone() });
+                }
+                let (imports, needs) = (d.imports.clone(), d.needs.clone());
+                (Facts::Kept(d), imports, needs)
+            }
+            None => {
+                let (component, cache) =
+                    rt.cache().load(rt.engine(), &c.bytes, &sha256).map_err(|e| invalid(format!("{e:#}")))?;
+                let (imports, needs) = grants::imports(rt.engine(), &component)
+                    .map_err(|import| RegistryError::UnknownImport { location: location.clone(), import })?;
+                (Facts::Fresh(component, cache), imports, needs)
+            }
+        };
+        // A plugin that is not built in is refused before it runs at all.
+        let external =
+            if builtin { None } else { Some(grants::external(&c.name, &location, &needs, rules)?) };
+        let size = c.bytes.len();
+        let (described, code) = match facts {
+            Facts::Kept(d) => {
+                let wasm = Wasm::of(c.bytes, c.path.as_deref());
+                let code =
+                    Code::deferred(rt.loader(), location.clone(), sha256.clone(), wasm, imports.clone());
+                (d.tools, code)
+            }
+            Facts::Fresh(component, cache) => {
+                let pre = rt
+                    .linker
+                    .instantiate_pre(&component)
+                    .and_then(ToolPluginPre::new)
+                    .map_err(|e| invalid(format!("{e:#}")))?;
+                let describe = Limits { timeout: limits.timeout.min(DESCRIBE_TIMEOUT), ..*limits };
+                let report = rt.describe(&pre, &c.name, session, &describe).await;
+                let specs = report
+                    .result
+                    .map_err(|e| RegistryError::Describe { location: location.clone(), why: e.message })?;
+                if cache != CacheStatus::Disabled {
+                    let d =
+                        Described { imports: imports.clone(), needs: needs.clone(), tools: specs.clone() };
+                    manifest::write(rt.cache(), &sha256, &d);
+                }
+                (specs, Code::ready(pre, cache))
+            }
+        };
+        let mut checked = Vec::with_capacity(described.len());
+        for spec in described {
+            checked.push(spec::check_spec(&location, spec)?);
+        }
+        let declared: CapSet = checked.iter().fold(CapSet::EMPTY, |a, t| a.union(t.capabilities));
+        // A built-in reader marks what it read without asking for workspace-write.
+        let builtin_reads = |n: &&grants::Need| external.is_none() && n.function == "note-read";
+        let needs: Vec<grants::Need> = needs.iter().filter(|n| !builtin_reads(n)).cloned().collect();
+        let asks = declared.union(grants::caps(&needs));
+        let granted = match external {
+            Some(g) => g,
+            None => match grants::builtin(&c.name, asks, rules) {
+                Ok(g) => g,
+                Err(reason) => {
+                    self.skipped.push(skip(c.name.clone(), sha256, asks, reason));
+                    return Ok(());
+                }
+            },
+        };
+        self.index(&c.name, &location, &checked)?;
+        session.granted.set(&c.name, granted);
+        if builtin {
+            session.granted.set_builtin(&c.name);
+        }
+        let info = PluginInfo {
+            name: c.name,
+            origin: c.origin,
+            location,
+            sha256,
+            size,
+            imports,
+            tools: checked,
+            asks,
+            granted,
+        };
+        self.plugins.push(Plugin { info, code: Arc::new(code) });
+        Ok(())
     }
 
     /// Starts loading, on a background thread, the code of every plugin that was described

@@ -136,7 +136,7 @@ fn read_component(path: &Path) -> std::io::Result<Vec<u8>> {
 }
 
 /// The skills built into corral: its component skills, and its `SKILL.md` folders
-/// unpacked under `unpack_base`.
+/// unpacked under `unpack_base` (or, when that fails, under corral's state dir).
 fn shipped(unpack_base: &Path, warnings: &mut Vec<String>) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = SHIPPED_SKILLS
         .iter()
@@ -150,7 +150,11 @@ fn shipped(unpack_base: &Path, warnings: &mut Vec<String>) -> Vec<Candidate> {
         })
         .collect();
     for folder in SHIPPED_FOLDERS {
-        match unpack(unpack_base, folder) {
+        // A cache dir that is read-only or cannot be made: the user's own state dir instead.
+        let unpacked = unpack(unpack_base, folder).or_else(|e| {
+            crate::config::state_dir().ok_or(e).and_then(|state| unpack(&state.join("unpacked"), folder))
+        });
+        match unpacked {
             Ok(path) => out.push(Candidate {
                 source: Source::Shipped,
                 kind: Kind::Folder,
