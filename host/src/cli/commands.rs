@@ -16,6 +16,9 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
     if let Command::Trust { show, revoke } = command {
         return super::trust::run(global, show, revoke);
     }
+    if let Command::Doctor { json } = command {
+        return super::doctor::run(global, json);
+    }
     if let Command::Config { json } = command {
         // Settings only: a broken plugin must not hide the configuration.
         let p = setup::resolve(global, global.ci, false)?.provenance;
@@ -27,7 +30,8 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         Command::Plugins { json } => Ok(plugins(&env, json)),
         Command::Skills { json } => Ok(skills(&env, json)),
         Command::Tool { name, args } => Ok(tool(&env, &name, &args).await),
-        Command::Config { .. } | Command::Exec { .. } | Command::Plugin { .. } | Command::Trust { .. } => Ok(0),
+        Command::Config { .. } | Command::Exec { .. } | Command::Plugin { .. } | Command::Trust { .. }
+        | Command::Doctor { .. } => Ok(0),
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod audit;
 mod commands;
+mod doctor;
 mod jsonout;
 mod plugin;
 mod render;
@@ -106,6 +107,18 @@ pub struct GlobalArgs {
     /// Pass this environment variable to commands too (repeatable) [key: commands.env]
     #[arg(long, global = true, value_name = "NAME", help_heading = "Capabilities")]
     pub command_env: Vec<String>,
+    /// Let commands use the network (off by default: no TCP, UDP or other sockets) [key: commands.network]
+    #[arg(long, global = true, help_heading = "Capabilities")]
+    pub command_network: bool,
+    /// Let commands read this folder too (repeatable) [key: commands.read_paths]
+    #[arg(long, global = true, value_name = "DIR", help_heading = "Capabilities")]
+    pub command_read: Vec<PathBuf>,
+    /// Let commands change this folder too (repeatable) [key: commands.write_paths]
+    #[arg(long, global = true, value_name = "DIR", help_heading = "Capabilities")]
+    pub command_write: Vec<PathBuf>,
+    /// Run commands without the operating-system sandbox where this system cannot provide it [key: commands.unsandboxed]
+    #[arg(long, global = true, help_heading = "Capabilities")]
+    pub unsandboxed_commands: bool,
 
     /// The model provider [env: CORRAL_PROVIDER]
     #[arg(long, global = true, value_name = "NAME", help_heading = "Model",
@@ -252,6 +265,13 @@ pub enum Command {
         /// Stop trusting this workspace
         #[arg(long)]
         revoke: bool,
+    },
+    /// Report what the command sandbox can enforce on this system, and whether commands would
+    /// run confined with these settings
+    Doctor {
+        /// JSON output
+        #[arg(long)]
+        json: bool,
     },
     /// Run one task unattended for CI: never prompt, no network for plugins unless granted,
     /// and an audit log of every tool and model call (.corral/audit.jsonl or --audit-log)
