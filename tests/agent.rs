@@ -143,7 +143,7 @@ fn read_grep_edit_answer_in_every_wire_mode() {
         assert!(results[0].contains("1: hello") && results[0].contains("2: world"), "{}", results[0]);
         assert!(results[1].contains("hello.txt"), "{}", results[1]);
         assert!(results[2].contains("Edited"), "{}", results[2]);
-        let history = std::fs::read_to_string(sb.ws.join(".corral/HISTORY.md")).unwrap();
+        let history = std::fs::read_to_string(sb.state_file("HISTORY.md")).unwrap();
         assert!(history.contains("*replace world with corral*"));
         assert!(history.contains("Replaced world with corral in hello.txt."));
     }
@@ -280,7 +280,7 @@ fn max_turns_exits_2_and_the_next_run_continues() {
     );
     let run = corral(&sb, &server, mode, &["--max-turns", "2"], "rename the module");
     assert_eq!(run.code, 2, "{}", fail(&run));
-    let note = std::fs::read_to_string(sb.ws.join(".corral/continue.md")).expect("continue.md written");
+    let note = std::fs::read_to_string(sb.state_file("continue.md")).expect("continue.md written");
     assert!(note.contains("rename the module"), "{note}");
     assert!(note.contains("turn limit"), "{note}");
     assert!(note.contains("- [ ] rename the module"), "todo in the note: {note}");
@@ -291,7 +291,7 @@ fn max_turns_exits_2_and_the_next_run_continues() {
     assert_eq!(run.code, 0, "{}", fail(&run));
     let sys = system(&server.requests()[0]);
     assert!(sys.contains("<continue-here>") && sys.contains("rename the module"), "{sys}");
-    assert!(!sb.ws.join(".corral/continue.md").exists(), "the note is used once");
+    assert!(!sb.state_file("continue.md").exists(), "the note is used once");
 }
 
 #[test]
@@ -315,7 +315,7 @@ fn think_and_todo_state_reaches_the_next_request() {
         let sys3 = system(&reqs[3]);
         assert!(sys3.contains("- [x] write tests"), "{sys3}");
         assert!(sys3.contains("the bug is in the parser's escape handling"), "{sys3}");
-        let todo = std::fs::read_to_string(sb.ws.join(".corral/todo.md")).unwrap();
+        let todo = std::fs::read_to_string(sb.state_file("todo.md")).unwrap();
         assert!(todo.contains("- [x] write tests") && todo.contains("- [ ] fix bug"), "{todo}");
     }
 }
@@ -448,7 +448,7 @@ fn ctrl_c_stops_the_session_with_130_and_leaves_a_note() {
     assert!(started.elapsed().as_secs() < 10, "stopped promptly, not after the model's reply");
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(out.stdout.is_empty());
-    let note = std::fs::read_to_string(sb.ws.join(".corral/continue.md")).expect("continue.md");
+    let note = std::fs::read_to_string(sb.state_file("continue.md")).expect("continue.md");
     assert!(note.contains("interrupted") && note.contains("summarise hello.txt"), "{note}");
 }
 

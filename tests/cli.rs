@@ -61,7 +61,8 @@ fn delete_moves_to_the_trash_with_an_index() {
     let sb = Sandbox::new();
     let r = sb.tool(&["--no-read-guard"], "delete_file", &json!({"file_path": "hello.txt"})).ok();
     assert!(!sb.ws.join("hello.txt").exists());
-    let index = std::fs::read_to_string(sb.ws.join(".corral/trash/index.jsonl")).unwrap();
+    let index = std::fs::read_to_string(sb.state_file("trash.jsonl")).unwrap();
+    assert!(!sb.ws.join(".corral/trash/index.jsonl").exists(), "the index is not kept in the workspace");
     let entry: Value = serde_json::from_str(index.lines().next().unwrap()).unwrap();
     assert_eq!(entry["original_path"], "hello.txt");
     assert_eq!(entry["bytes"], 12);
@@ -82,11 +83,18 @@ fn trash_retention_purges_old_entries_first() {
     std::fs::create_dir_all(trash.join("0ld")).unwrap();
     std::fs::write(trash.join("0ld/f.txt"), "old").unwrap();
     let old = json!({"trash_id": "0ld", "original_path": "f.txt", "timestamp": 1, "bytes": 3});
+    // An index planted in the workspace is not honoured: it purges nothing.
     std::fs::write(trash.join("index.jsonl"), format!("{old}\n")).unwrap();
     sb.tool(&["--no-read-guard"], "delete_file", &json!({"file_path": "hello.txt"})).ok();
+    assert!(trash.join("0ld").exists(), "a planted index was honoured");
+    let kept = std::fs::read_to_string(sb.state_file("trash.jsonl")).unwrap();
+    std::fs::write(sb.state_file("trash.jsonl"), format!("{kept}{old}\n")).unwrap();
+    std::fs::write(sb.ws.join("bye.txt"), "bye").unwrap();
+    sb.tool(&["--no-read-guard"], "delete_file", &json!({"file_path": "bye.txt"})).ok();
     assert!(!trash.join("0ld").exists(), "an entry older than 7 days survived");
-    let index = std::fs::read_to_string(trash.join("index.jsonl")).unwrap();
-    assert_eq!(index.lines().count(), 1, "{index}");
+    let index = std::fs::read_to_string(sb.state_file("trash.jsonl")).unwrap();
+    assert_eq!(index.lines().count(), 2, "{index}");
+    assert!(index.contains("bye.txt") && !index.contains("0ld"), "{index}");
     assert!(index.contains("hello.txt"));
 }
 
@@ -137,6 +145,15 @@ fn plugins_are_found_in_project_user_and_flag_locations() {
     let bytes = std::fs::read(&faulty).unwrap();
     std::fs::create_dir_all(sb.ws.join(".corral/plugins")).unwrap();
     std::fs::write(sb.ws.join(".corral/plugins/proj.wasm"), &bytes).unwrap();
+    // Not read until the person trusts the workspace.
+    let r = sb.tool(&[], "ok", &json!({}));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("1 plugin(s) in .corral/plugins/") && r.stderr.contains("`corral trust`"),
+        "{}",
+        r.stderr
+    );
+    sb.trust();
     let r = sb.tool(&[], "ok", &json!({})).ok();
     assert_eq!(r.stdout, "fine\n");
     // The same tools from the user's directory clash with the project's copy.
@@ -147,6 +164,7 @@ fn plugins_are_found_in_project_user_and_flag_locations() {
     assert!(r.stderr.contains("offered by two plugins") && r.stderr.contains("user.wasm"), "{}", r.stderr);
     assert!(r.stderr.contains("proj.wasm"), "{}", r.stderr);
     std::fs::write(sb.ws.join("corral.toml"), "[plugins]\ndisabled = [\"user\"]\n").unwrap();
+    sb.trust();
     let r = sb.run(&["plugins", "--json"]).ok();
     let list: Value = serde_json::from_str(&r.stdout).unwrap();
     let proj = list.as_array().unwrap().iter().find(|p| p["name"] == "proj").unwrap();
@@ -241,6 +259,7 @@ fn a_warm_start_offers_tools_from_kept_descriptions_and_loads_code_on_first_use(
     // A project plugin's file is read again to compile it when its entry is gone.
     std::fs::create_dir_all(sb.ws.join(".corral/plugins")).unwrap();
     std::fs::copy(support::test_plugin("faulty"), sb.ws.join(".corral/plugins/proj.wasm")).unwrap();
+    sb.trust();
     assert_eq!(run(&["tool", "ok", "{}"]).ok().stdout, "fine\n");
     let proj: Vec<_> = cache_files(&cache, "json").into_iter().filter(|f| !kept.contains(f)).collect();
     assert_eq!(proj.len(), 1, "{proj:?}");
@@ -422,9 +441,10 @@ fn config_shows_each_value_with_its_source() {
     let r = sb.run(&["config"]).ok();
     let line = config_line(&r.stdout, "limits.memory_mib");
     assert!(line.ends_with(&format!("# user file {}", user.display())), "{line}");
-    assert!(config_line(&r.stdout, "model.api_key").starts_with("model.api_key = sk-s****"), "{}", r.stdout);
     assert!(!r.stdout.contains("0123456789"), "{}", r.stdout);
     assert!(r.stderr.contains("warning:") && r.stderr.contains("model.api_key"), "{}", r.stderr);
+    assert!(r.stderr.contains("a project file never decides"), "{}", r.stderr);
+    assert!(config_line(&r.stdout, "model.api_key").ends_with("# default"), "{}", r.stdout);
 }
 
 #[test]
@@ -498,4 +518,34 @@ fn a_bad_settings_file_exits_2_naming_the_line_and_key() {
     std::fs::remove_file(sb.ws.join("corral.toml")).unwrap();
     let r = run_env(&sb, &[("CORRAL_MAX_TURNS", "lots")], &["config"]);
     assert!(r.code == 2 && r.stderr.contains("CORRAL_MAX_TURNS=lots"), "{}", r.stderr);
+}
+
+#[test]
+fn a_first_run_says_everything_missing_and_init_writes_a_project_file() {
+    let sb = Sandbox::new();
+    let r = sb.run(&["fix the bug"]);
+    assert_eq!(r.code, 1);
+    let user = sb.config.join("config.toml");
+    assert!(
+        r.stderr.contains("corral has no model configured. Missing: a model server")
+            && r.stderr.contains("a model: --model NAME")
+            && r.stderr.contains(&user.display().to_string())
+            && r.stderr.contains("corral setup"),
+        "{}",
+        r.stderr
+    );
+    // At a terminal with nothing to find, set-up says so and what to do.
+    let screen = sb.in_terminal(&["fix the bug"], &[], &[]);
+    assert!(
+        screen.contains("corral needs a model server") && screen.contains("no Ollama (:11434)"),
+        "{screen}"
+    );
+    assert!(!user.exists());
+    let r = sb.run(&["init"]).ok();
+    assert!(r.stderr.contains("Wrote") && r.stderr.contains("corral trust"), "{}", r.stderr);
+    let text = std::fs::read_to_string(sb.ws.join("corral.toml")).unwrap();
+    assert!(text.contains("[agent]"), "{text}");
+    assert_eq!(sb.run(&["init"]).code, 2);
+    assert_eq!(std::fs::read_to_string(sb.ws.join("corral.toml")).unwrap(), text);
+    sb.run(&["config"]).ok();
 }

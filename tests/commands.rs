@@ -308,7 +308,8 @@ fn ask_mode_asks_the_person_once_per_bucket_and_remembers_always() {
     assert_eq!(results[0], "first\n");
     assert_eq!(results[1], "second\n");
     assert!(results[2].contains("the person declined to run `ls -a`"), "{results:?}");
-    let saved = std::fs::read_to_string(sb.ws.join(".corral/approved_commands")).unwrap();
+    assert!(!sb.ws.join(".corral/approved_commands").exists(), "approvals are kept outside the workspace");
+    let saved = std::fs::read_to_string(sb.state_file("approved_commands")).unwrap();
     assert!(saved.lines().any(|l| l == "echo") && !saved.contains("ls"), "{saved}");
     // The next session remembers: echo runs without a person to ask; ls does not.
     let r = run(&sb, &["--commands", "ask"], json!({"command": ["echo", "again"]})).ok();
@@ -324,4 +325,37 @@ fn a_command_may_outlast_the_plugin_call_timeout_up_to_its_own() {
     let flags = ["--timeout", "1", "--allowed-commands", "sleep"];
     let r = run(&sb, &flags, json!({"command": ["sleep", "2"], "timeout": 10})).ok();
     assert_eq!(r.stdout, "(no output)\n");
+}
+
+#[test]
+fn a_one_shot_run_at_a_terminal_asks_too() {
+    use support::model_server::{Flavor, ModelServer, Reply, Step};
+    let sb = Sandbox::new();
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![
+            Step::Reply(Reply::tool("run_command", &json!({ "command": ["echo", "asked"] }).to_string())),
+            Step::Reply(Reply::text("ran it")),
+        ],
+    );
+    let url = server.url();
+    let args =
+        ["--base-url", url.as_str(), "--model", "m", "--color", "never", "--commands", "ask", "say hi"];
+    let out = sb.in_terminal(&args, &[], &["yes"]);
+    assert!(out.contains("The agent wants to run:") && out.contains("echo asked"), "{out}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{out}");
+    assert_eq!(tool_results(&reqs[1]), ["asked\n"]);
+    // Without a terminal there is no one to ask, and the model is told so.
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![
+            Step::Reply(Reply::tool("run_command", &json!({ "command": ["echo", "asked"] }).to_string())),
+            Step::Reply(Reply::text("could not")),
+        ],
+    );
+    let url = server.url();
+    let r = sb.run(&["--base-url", &url, "--model", "m", "--no-stream", "--commands", "ask", "say hi"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(tool_results(&server.requests()[1])[0].contains("no one can answer"), "{}", r.stderr);
 }

@@ -35,7 +35,8 @@ fn a_plugin_importing_http_without_a_grant_is_refused_at_load() {
         r.stderr,
         format!(
             "error: plugin needs_http ({p}) imports corral:plugin/http@0.1.0 (fetch), which needs the 'http' \
-             capability, and it was not granted.\nTo grant it, add to corral.toml:\n  [plugins.grants]\n  \
+             capability, and it was not granted.\nTo grant it, add to your user config (~/.config/corral/config.toml, or a \
+             trusted workspace's corral.toml):\n  [plugins.grants]\n  \
              needs_http = [\"http\"]\nor pass --grant needs_http=http\n"
         )
     );
@@ -51,6 +52,15 @@ fn a_plugin_importing_http_without_a_grant_is_refused_at_load() {
     let r = sb.run(&["--plugin", &p, "--grant", "needs_http=http", "tools"]).ok();
     assert!(r.stdout.contains("fetch_probe"), "{}", r.stdout);
     std::fs::write(sb.ws.join("corral.toml"), "[plugins.grants]\nneeds_http = [\"http\"]\n").unwrap();
+    // An untrusted project grants nothing, and says how to trust it.
+    let r = sb.run(&["--plugin", &p, "tools"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("settings plugins.grants are ignored") && r.stderr.contains("`corral trust`"),
+        "{}",
+        r.stderr
+    );
+    sb.trust();
     let r = sb.run(&["--plugin", &p, "plugins", "--json"]).ok();
     let list: Value = serde_json::from_str(&r.stdout).unwrap();
     let e = entry(&list, "needs_http");

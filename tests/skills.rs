@@ -78,6 +78,15 @@ fn a_folder_skills_script_runs_as_an_allowed_command() {
     let url = server.url();
     let args =
         ["--base-url", &url, "--model", "test-model", "--no-stream", "--allowed-commands", "sh", "greet"];
+    // An untrusted project's skills are not loaded; the person trusts the workspace.
+    let run = sb.run(&["skills", "--json"]).ok();
+    assert!(!run.stdout.contains("greeter"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("1 skill(s) in .corral/skills/") && run.stderr.contains("corral trust"),
+        "{}",
+        run.stderr
+    );
+    sb.trust();
     let run = sb.run_with_env(&args, &[("CORRAL_TEST_SECRET", "hunter2")]);
     assert_eq!(run.code, 0, "{}", fail(&run));
     let reqs = server.requests();
@@ -93,6 +102,7 @@ fn a_folder_skills_script_runs_as_an_allowed_command() {
 fn a_skill_session_from_catalogue_to_scripts() {
     let sb = Sandbox::new();
     release_notes(&sb);
+    sb.trust();
     std::fs::write(sb.ws.join("README.md"), "# Demo\n\n## Install\n\n## Use it\n").unwrap();
     let server = ModelServer::start(
         Flavor::OpenAi,
@@ -207,6 +217,7 @@ fn corral_skills_lists_every_source_and_reports_clashes() {
     // A user copy of the markdown-docs component hides the shipped one.
     let user_md = sb.config.join("skills/markdown-docs.wasm");
     std::fs::copy(markdown_docs_wasm(), &user_md).unwrap();
+    sb.trust();
 
     let run = sb.run(&["skills", "--json"]).ok();
     let doc = skills_json(&run);
@@ -320,6 +331,7 @@ fn broken_skills_are_skipped_with_a_warning_that_says_why() {
     // A tool plugin is not a skill, and one that imports the workspace interface is refused.
     std::fs::copy(support::test_plugin("hostile"), skills.join("hostile.wasm")).unwrap();
     std::fs::write(skills.join("junk.wasm"), b"not wasm").unwrap();
+    sb.trust();
     let run = sb.run(&["skills", "--json"]).ok();
     let names: Vec<String> = skills_json(&run)["skills"]
         .as_array()
@@ -367,6 +379,7 @@ fn a_folder_skill_sees_only_its_own_folder() {
     let dir = sb.ws.join(".corral/skills/release-notes");
     std::os::unix::fs::symlink(sb.outside.join("secret.txt"), dir.join("references/leak.md")).unwrap();
     std::os::unix::fs::symlink("../../../../hello.txt", dir.join("references/ws.md")).unwrap();
+    sb.trust();
     let run = sb.run(&["tool", "use_skill", r#"{"name": "release-notes", "action": "activate"}"#]).ok();
     assert!(!run.stdout.contains("leak.md") && !run.stdout.contains("ws.md"), "{}", run.stdout);
     for p in ["references/leak.md", "references/ws.md", "../../../../hello.txt", "/etc/passwd"] {
@@ -417,6 +430,7 @@ fn component_skill_scripts_read_the_workspace_read_only() {
 fn a_dollar_mention_activates_the_skill_before_the_model_is_asked() {
     let sb = Sandbox::new();
     release_notes(&sb);
+    sb.trust();
     let server = ModelServer::start(Flavor::OpenAi, vec![Step::Reply(Reply::text("Drafted."))]);
     let task = "use $release-notes for v1.0 (not $HOME, not $no-such-skill), then $release-notes again";
     let run = session(&sb, &server, task);

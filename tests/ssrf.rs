@@ -17,7 +17,7 @@ const PAGE: &str = "<html><head><script>exfiltrate()</script></head><body><h1>Al
 /// Served by every forbidden server: seeing it in an output means the guard failed.
 const FORBIDDEN_BODY: &str = "FORBIDDEN SERVER REACHED";
 
-/// The servers, the workspace with its corral.toml, and the redirect table.
+/// The servers, the user file that allows them, and the redirect table.
 struct Lab {
     sb: Sandbox,
     /// 127.0.0.1:A, the only address in network.allow_private.
@@ -77,7 +77,7 @@ impl Lab {
              \"pubmix.test\" = \"93.184.216.34, 127.0.0.2\"\n\
              \"rebind.test\" = \"127.0.0.2\"\n"
         );
-        std::fs::write(sb.ws.join("corral.toml"), config).unwrap();
+        std::fs::write(sb.config.join("config.toml"), config).unwrap();
         Lab { sb, allowed, forbidden: servers, redirects }
     }
 

@@ -12,13 +12,20 @@ use support::web_server::{Request, Response, WebServer};
 const BEGIN: &str = "[UNTRUSTED EXTERNAL CONTENT]";
 const END: &str = "[END UNTRUSTED EXTERNAL CONTENT]";
 
-/// A sandbox whose project file trusts `servers` (127.0.0.1:port each), plus `extra` TOML.
+/// A sandbox whose user file trusts `servers` (127.0.0.1:port each), plus `extra` TOML.
 fn sandbox(servers: &[&WebServer], extra: &str) -> Sandbox {
     let sb = Sandbox::new();
     let allowed: Vec<String> = servers.iter().map(|s| format!("\"127.0.0.1:{}\"", s.port())).collect();
     let toml = format!("[network]\nallow_private = [{}]\n{extra}", allowed.join(", "));
-    std::fs::write(sb.ws.join("corral.toml"), toml).unwrap();
+    std::fs::write(sb.config.join("config.toml"), toml).unwrap();
     sb
+}
+
+/// Adds `text` to the user file that [`sandbox`] wrote.
+fn add_user_settings(sb: &Sandbox, text: &str) {
+    let path = sb.config.join("config.toml");
+    let old = std::fs::read_to_string(&path).unwrap_or_default();
+    std::fs::write(path, format!("{old}\n{text}")).unwrap();
 }
 
 fn site(req: &Request) -> Response {
@@ -199,7 +206,7 @@ fn web_search_speaks_to_the_brave_api_with_the_key_from_the_user_file() {
         "[plugin-settings.web_search]\nbackend = \"brave\"\napi_key = \"BSA-test-key\"\nurl = \"{}\"\n",
         server.url("/res/v1/web/search")
     );
-    std::fs::write(sb.config.join("config.toml"), user).unwrap();
+    add_user_settings(&sb, &user);
     let r = sb.tool(&["--network", "on"], "web_search", &json!({"query": "wasmtime", "max_results": 5})).ok();
     assert!(r.stdout.contains("source: web_search (brave)\n"), "{}", r.stdout);
     assert!(
@@ -215,14 +222,16 @@ fn web_search_speaks_to_the_brave_api_with_the_key_from_the_user_file() {
     assert_eq!(seen[0].target, "/res/v1/web/search?q=wasmtime&count=5");
     assert_eq!(seen[0].header("x-subscription-token"), Some("BSA-test-key"));
 
-    std::fs::write(
-        sb.config.join("config.toml"),
-        format!(
+    let network = std::fs::read_to_string(sb.config.join("config.toml")).unwrap();
+    let network = network.split("[plugin-settings").next().unwrap().to_string();
+    std::fs::write(sb.config.join("config.toml"), network).unwrap();
+    add_user_settings(
+        &sb,
+        &format!(
             "[plugin-settings.web_search]\nbackend = \"brave\"\napi_key = \"wrong\"\nurl = \"{}\"\n",
             server.url("/res/v1/web/search")
         ),
-    )
-    .unwrap();
+    );
     let r = sb.tool(&["--network", "on"], "web_search", &json!({"query": "wasmtime"})).tool_err();
     assert!(
         r.stderr.starts_with("error (permission-denied): Brave Search refused the API key (HTTP 401)"),

@@ -33,7 +33,7 @@ pub fn rows() -> Result<Vec<Row>> {
     let session = Arc::new(Session::new(roots, Policy::default(), log::Sink::new(false)));
     let limits = Limits::default();
     // Only the two plugins used here: compiling every built-in would just slow the start.
-    let candidates: Vec<_> = runtime::registry::discover(ws.path(), None, &[faulty])?
+    let candidates: Vec<_> = runtime::registry::discover(Some(ws.path()), None, &[faulty])?
         .into_iter()
         .filter(|c| c.name == "faulty" || c.name == "read_file")
         .collect();

@@ -32,7 +32,7 @@ pub fn rows() -> Result<(Vec<Row>, Vec<String>)> {
     let limits = Limits::default();
     let load = |rt: &Runtime, kind: Kind| -> Result<(SkillSet, Duration)> {
         let mut warnings = Vec::new();
-        let found: Vec<_> = skills::discover(ws.path(), None, unpack.path(), &mut warnings)
+        let found: Vec<_> = skills::discover(Some(ws.path()), None, unpack.path(), &mut warnings)
             .into_iter()
             .filter(|c| c.kind == kind)
             .collect();
@@ -99,7 +99,7 @@ fn startup_share(
     let (mut tools, mut code, mut all) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..=WARM_LOAD_RUNS {
         let started = Instant::now();
-        let candidates = runtime::registry::discover(ws, None, &[])?;
+        let candidates = runtime::registry::discover(Some(ws), None, &[])?;
         let registry =
             tokio.block_on(Registry::load(&rt, session, candidates, &LoadRules::default(), limits))?;
         let t = started.elapsed();
@@ -108,7 +108,7 @@ fn startup_share(
         let c = started.elapsed();
         let started = Instant::now();
         let mut warnings = Vec::new();
-        let found = skills::discover(ws, None, unpack, &mut warnings);
+        let found = skills::discover(Some(ws), None, unpack, &mut warnings);
         let set = tokio.block_on(SkillSet::load(&rt, session, found, limits));
         let s = started.elapsed();
         if registry.plugins().len() < 10 || set.all().len() != 2 {

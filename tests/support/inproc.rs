@@ -33,7 +33,7 @@ pub fn load_with(plugins: &[&str], rules: &LoadRules, limits: &Limits) -> Result
     let session = Arc::new(Session::new(roots, Policy::default(), log::Sink::new(false)));
     let runtime = Runtime::new(Some(Sandbox::cache_dir())).unwrap();
     let paths: Vec<PathBuf> = plugins.iter().map(|p| super::test_plugin(p)).collect();
-    let candidates = runtime::registry::discover(&sb.ws, None, &paths)?;
+    let candidates = runtime::registry::discover(Some(&sb.ws), None, &paths)?;
     let registry = block(Registry::load(&runtime, &session, candidates, rules, limits))?;
     Ok(Loaded { sb, runtime, session, registry })
 }

@@ -123,6 +123,12 @@ impl Sandbox {
         c
     }
 
+    /// Trusts the workspace's own files as they are now (`corral trust`), as the person would
+    /// after reviewing them; tests that configure through the project's `corral.toml` call it.
+    pub fn trust(&self) {
+        self.run(&["trust"]).ok();
+    }
+
     /// Runs corral with `args`.
     pub fn run(&self, args: &[&str]) -> Run {
         Run::from(self.cmd().args(args).output().expect("run corral"))
@@ -150,11 +156,22 @@ impl Sandbox {
         self.in_terminal(&args, &[("CORRAL_RETRY_BASE_MS", "10")], lines)
     }
 
-    /// Every entry under the sandbox except the workspace: path -> (kind, content).
+    /// Every entry under the sandbox except the workspace and corral's own state folder:
+    /// path -> (kind, content).
     pub fn outside_state(&self) -> BTreeMap<PathBuf, String> {
         let mut out = BTreeMap::new();
         walk(self.tmp.path(), &self.ws, &mut out);
+        let state = self.tmp.path().join("home/.local/state/corral");
+        // The state folder and the folders made to hold it.
+        out.retain(|p, _| !p.starts_with(&state) && !state.starts_with(p));
         out
+    }
+
+    /// A file in this workspace's local state (approvals, continue note, history, todo, trash
+    /// index), which corral keeps outside the workspace.
+    pub fn state_file(&self, name: &str) -> PathBuf {
+        let state = self.tmp.path().join("home/.local/state/corral");
+        corral::config::workspace_state_dir(&state, &self.ws).join(name)
     }
 }
 

@@ -19,7 +19,7 @@ pub fn append(local: &Local, when: &str, question: &str, answer: &str) -> io::Re
     }
     let entry = format!("{SEPARATOR}**{when}**: *{}*\n\n{}\n\n", q.replace('*', "\\*"), answer.trim_end());
     let old = local.read(FILE)?.unwrap_or_default();
-    let mut text = old + &entry;
+    let mut text = old + &crate::redact::text(&entry);
     if text.len() > HISTORY_MAX_BYTES {
         text = trim(&text, HISTORY_MAX_BYTES);
     }

@@ -73,6 +73,9 @@ pub struct Agent<'a> {
     /// The previous session's continue-here note, shown until this session ends.
     continue_note: Option<String>,
     continue_consumed: bool,
+    /// Whether the model answered at least once in the current task (a run that never
+    /// reached it leaves no continue note).
+    answered: bool,
     today: String,
     /// Recent tool calls, one line each, for continue.md.
     activity: Vec<String>,
@@ -159,6 +162,7 @@ impl<'a> Agent<'a> {
             system_cost: (String::new(), tokens::Count::default()),
             continue_note,
             continue_consumed: false,
+            answered: false,
             today: local_now().strftime("%Y-%m-%d (%A)").to_string(),
             activity: Vec::new(),
             turns_since_todo: 0,
@@ -207,6 +211,7 @@ impl<'a> Agent<'a> {
         self.tools.session.snapshot.person_spoke();
         self.streak.reset();
         let mut stats = Stats::default();
+        self.answered = false;
         self.activate_mentioned_skills(task, &mut stats, obs).await;
         let result = self.turns(&mut stats, obs).await;
         self.totals.add(&stats);
@@ -224,7 +229,7 @@ impl<'a> Agent<'a> {
             }
             Outcome::Done => {}
             // A run the model never answered has no work to continue.
-            _ if self.cfg.continue_file && stats.turns > 0 => {
+            _ if self.cfg.continue_file && self.answered => {
                 let reason = match (&outcome, &error) {
                     (Outcome::MaxTurns, _) => format!("the turn limit ({}) was reached", self.cfg.max_turns),
                     (Outcome::Interrupted, _) => "the person interrupted the session".to_string(),
@@ -293,6 +298,7 @@ impl<'a> Agent<'a> {
                 }
             };
             self.accepted();
+            self.answered = true;
             add_usage(stats, response.usage);
             obs.reply(&response);
             if !response.text.trim().is_empty() {

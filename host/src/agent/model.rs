@@ -220,11 +220,32 @@ impl Agent<'_> {
         obs.waiting();
         stats.llm_calls += 1;
         let interrupt = self.interrupt.clone();
-        let mut on_event = |e: crate::llm::Event| obs.event(&e);
-        tokio::select! {
+        // Secrets the run holds never reach an observer, even split across text chunks.
+        let (mut text, mut reasoning) = (crate::redact::Stream::default(), crate::redact::Stream::default());
+        let mut on_event = |e: crate::llm::Event| {
+            let shown = match e {
+                crate::llm::Event::Text(t) => crate::llm::Event::Text(text.push(&t)),
+                crate::llm::Event::Reasoning(t) => crate::llm::Event::Reasoning(reasoning.push(&t)),
+                other => other,
+            };
+            if !matches!(&shown, crate::llm::Event::Text(t) | crate::llm::Event::Reasoning(t) if t.is_empty())
+            {
+                obs.event(&shown);
+            }
+        };
+        let result = tokio::select! {
             r = self.llm.complete(&req, &mut on_event) => r.map_err(Some),
             _ = interrupt.wait() => Err(None),
+        };
+        for (rest, make) in [
+            (reasoning.finish(), crate::llm::Event::Reasoning as fn(String) -> crate::llm::Event),
+            (text.finish(), crate::llm::Event::Text),
+        ] {
+            if !rest.is_empty() {
+                obs.event(&make(rest));
+            }
         }
+        result
     }
 
     fn overflow_error(&self, rounds: u32) -> String {

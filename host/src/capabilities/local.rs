@@ -42,7 +42,10 @@ impl Local {
 
     fn dir(&self) -> io::Result<&Dir> {
         self.dir.as_ref().map(|(d, _)| d).ok_or_else(|| {
-            io::Error::new(io::ErrorKind::NotFound, "corral has no state directory (set HOME or CORRAL_STATE_DIR)")
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "corral has no state directory (set HOME or CORRAL_STATE_DIR)",
+            )
         })
     }
 

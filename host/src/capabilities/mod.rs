@@ -5,8 +5,8 @@
 pub mod context;
 pub mod grant;
 mod guard;
-pub mod hostread;
 mod host_impl;
+pub mod hostread;
 pub mod http;
 pub mod kv;
 pub mod local;

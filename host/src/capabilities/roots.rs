@@ -71,7 +71,8 @@ impl Roots {
     /// `.git/` at any depth always are (see [`Roots::allow_git_writes`]). A root that is `/`,
     /// or holds the person's home folder or one of the `protected` paths, is refused.
     pub fn open(workspace: &Path, extra: &[(PathBuf, bool)], protected: &[PathBuf]) -> io::Result<Roots> {
-        let home = std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute() && h != Path::new("/"));
+        let home =
+            std::env::var_os("HOME").map(PathBuf::from).filter(|h| h.is_absolute() && h != Path::new("/"));
         let mut prot: Vec<PathBuf> = Vec::new();
         for p in protected {
             prot.push(normalize_absolute(p));
@@ -102,7 +103,10 @@ impl Roots {
             }
             let home_real = home.as_ref().map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.clone()));
             if let Some(h) = home_real.iter().chain(home.iter()).find(|h| h.starts_with(&real)) {
-                return Err(refuse(format!("your home folder {} (keys, credentials, settings)", h.display())));
+                return Err(refuse(format!(
+                    "your home folder {} (keys, credentials, settings)",
+                    h.display()
+                )));
             }
             if let Some(p) = prot.iter().find(|p| p.starts_with(&real)) {
                 return Err(refuse(format!("corral's own settings, cache or state at {}", p.display())));
@@ -467,10 +471,11 @@ mod tests {
         std::fs::create_dir_all(base.join("extra")).unwrap();
         // A config folder inside an extra root that does not exist yet is still refused.
         let conf = base.join("extra/not-yet/corral");
-        let r = Roots::open(&base.join("ws"), &[(base.join("extra"), true)], &[conf.clone()]);
+        let r = Roots::open(&base.join("ws"), &[(base.join("extra"), true)], std::slice::from_ref(&conf));
         let e = r.unwrap_err().to_string();
         assert!(e.contains("corral's own settings"), "{e}");
-        let r = Roots::open(&base.join("ws"), &[(base.join("extra"), true)], &[base.join("cfg/corral")]).unwrap();
+        let r =
+            Roots::open(&base.join("ws"), &[(base.join("extra"), true)], &[base.join("cfg/corral")]).unwrap();
         let loc = r.resolve(&base.join("extra/x").display().to_string(), true).unwrap();
         assert!(r.check_writable(&loc, "x").is_ok());
         let e = Roots::open(&base.join("ws"), &[(PathBuf::from("/"), false)], &[]).unwrap_err().to_string();

@@ -16,7 +16,8 @@ fn rel(name: &str) -> String {
 
 /// What `.corral/.gitignore` holds: the local parts of `.corral/` (the rest, plugins, skills
 /// and memory notes, a team may commit).
-pub const GITIGNORE: &str = "# Written by corral: local files that are not for the repository.\n/out/\n/trash/\n/audit.jsonl\n";
+pub const GITIGNORE: &str =
+    "# Written by corral: local files that are not for the repository.\n/out/\n/trash/\n/audit.jsonl\n";
 
 /// Writes `.corral/.gitignore` when it does not exist yet.
 pub fn ensure_gitignore(ws: &Dir) -> io::Result<()> {

@@ -101,7 +101,11 @@ pub fn trash(s: &Session, input: &str) -> Result<TrashInfo, WsError> {
         timestamp: now_secs(),
         bytes: meta.len(),
     };
-    append_index(&s.local, &entry).map_err(io_err)?;
+    if s.local.path().is_some() {
+        append_index(&s.local, &entry).map_err(io_err)?;
+    } else {
+        s.log.push("host", "warn", "no state folder: the trash entry is not indexed, and never purged");
+    }
     // Retention failures must not undo a completed delete; they are retried next time.
     if let Err(e) = enforce_retention(ws, &s.local, &s.policy.trash, now_secs()) {
         s.log.push("host", "warn", &format!("trash clean-up failed: {e}"));
@@ -207,7 +211,11 @@ mod tests {
         assert!(t.path().join("precious").exists());
         assert!(read_index(&local).unwrap().is_empty());
         // An index shipped inside the workspace is not the index.
-        std::fs::write(t.path().join("ws/.corral/trash/index.jsonl"), "{\"trash_id\":\"x\",\"original_path\":\"a\",\"timestamp\":1,\"bytes\":1}\n").unwrap();
+        std::fs::write(
+            t.path().join("ws/.corral/trash/index.jsonl"),
+            "{\"trash_id\":\"x\",\"original_path\":\"a\",\"timestamp\":1,\"bytes\":1}\n",
+        )
+        .unwrap();
         assert!(read_index(&local).unwrap().is_empty());
     }
 }

@@ -13,6 +13,42 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
+/// Opens the log at `path` for appending, creating its folder: never through a link at its
+/// name, never a FIFO, socket or device, and, when it lies in `workspace` (the real path),
+/// never through a link that leads out of it (a repository cannot aim the log at a file of
+/// the person's).
+pub fn open_log(path: &Path, workspace: &Path) -> std::io::Result<File> {
+    use std::io::{Error, ErrorKind};
+    use std::os::unix::fs::OpenOptionsExt;
+    let parent = path.parent().unwrap_or(Path::new("/"));
+    std::fs::create_dir_all(parent)?;
+    if path.starts_with(workspace) && !std::fs::canonicalize(parent)?.starts_with(workspace) {
+        return Err(Error::new(
+            ErrorKind::PermissionDenied,
+            format!(
+                "{} leads out of the workspace through a link; the audit log is not written there",
+                parent.display()
+            ),
+        ));
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => Error::new(
+                ErrorKind::PermissionDenied,
+                format!("{} is a link; the audit log is never written through one", path.display()),
+            ),
+            _ => e,
+        })?;
+    if !file.metadata()?.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, format!("{} is not a regular file", path.display())));
+    }
+    Ok(file)
+}
+
 /// The version of the line shapes; bumped on any incompatible change.
 pub const AUDIT_SCHEMA_VERSION: u32 = 1;
 
@@ -54,17 +90,15 @@ pub fn digest(bytes: &[u8]) -> String {
 }
 
 impl<'a> Audit<'a> {
-    /// Opens `path` for appending (creating its folder), and records the session start.
+    /// Opens `path` for appending (see [`open_log`]), and records the session start.
     pub fn open(
         path: &Path,
+        workspace: &Path,
         inner: &'a mut dyn Observer,
         shas: HashMap<String, String>,
         header: &Header,
     ) -> std::io::Result<Self> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let file = open_log(path, workspace)?;
         let mut a = Audit {
             inner,
             file,
@@ -97,7 +131,8 @@ impl<'a> Audit<'a> {
             map.insert("schema_version".into(), json!(AUDIT_SCHEMA_VERSION));
             map.insert("time".into(), json!(now()));
         }
-        let written = writeln!(self.file, "{v}").and_then(|_| self.file.flush());
+        let line = v.to_string();
+        let written = writeln!(self.file, "{}", crate::redact::text(&line)).and_then(|_| self.file.flush());
         if let Err(e) = written
             && self.failed.is_none()
         {

@@ -19,6 +19,14 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
     if let Command::Doctor { json } = command {
         return super::doctor::run(global, json);
     }
+    if let Command::Setup = command {
+        return Ok(super::firstrun::setup_command().await);
+    }
+    if let Command::Init = command {
+        let cwd = std::env::current_dir().map_err(SetupError::Cwd)?;
+        let ws = global.workspace.as_ref().map(|w| cwd.join(w)).unwrap_or(cwd);
+        return Ok(super::firstrun::init_command(&ws));
+    }
     if let Command::Config { json } = command {
         // Settings only: a broken plugin must not hide the configuration.
         let p = setup::resolve(global, global.ci, false)?.provenance;
@@ -30,7 +38,12 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         Command::Plugins { json } => Ok(plugins(&env, json)),
         Command::Skills { json } => Ok(skills(&env, json)),
         Command::Tool { name, args } => Ok(tool(&env, &name, &args).await),
-        Command::Config { .. } | Command::Exec { .. } | Command::Plugin { .. } | Command::Trust { .. }
+        Command::Config { .. }
+        | Command::Exec { .. }
+        | Command::Plugin { .. }
+        | Command::Trust { .. }
+        | Command::Setup
+        | Command::Init
         | Command::Doctor { .. } => Ok(0),
     }
 }

@@ -13,8 +13,9 @@ fn emit(mut v: Value) {
     if let Value::Object(map) = &mut v {
         map.insert("schema_version".into(), json!(SCHEMA_VERSION));
     }
+    let line = v.to_string();
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{v}");
+    let _ = writeln!(out, "{}", crate::redact::text(&line));
     let _ = out.flush();
 }
 

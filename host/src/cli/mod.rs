@@ -4,6 +4,7 @@
 mod audit;
 mod commands;
 mod doctor;
+mod firstrun;
 mod jsonout;
 mod plugin;
 mod render;
@@ -273,6 +274,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Find a model server (a local Ollama, LM Studio or llama.cpp, or an API key in the
+    /// environment), pick a model, and write your user file
+    Setup,
+    /// Write a commented corral.toml for this project (it never overwrites one)
+    Init,
     /// Run one task unattended for CI: never prompt, no network for plugins unless granted,
     /// and an audit log of every tool and model call (.corral/audit.jsonl or --audit-log)
     Exec {
@@ -299,7 +305,7 @@ pub fn run(cli: Cli) -> i32 {
         match commands::dispatch(command, &cli.global).await {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("error: {e}");
+                eprintln!("error: {}", crate::redact::text(&e.to_string()));
                 2
             }
         }

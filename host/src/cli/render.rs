@@ -115,7 +115,7 @@ impl Terminal {
     pub fn error(&mut self, text: &str) {
         self.finish();
         let s = self.style;
-        eprintln!("{}error:{} {text}", s.red, s.reset);
+        eprintln!("{}error:{} {}", s.red, s.reset, crate::redact::text(text));
     }
 }
 
@@ -217,7 +217,7 @@ impl Observer for Terminal {
         }
         let s = self.style;
         let first = text.lines().next().unwrap_or("");
-        eprintln!("{}· {first}{}", s.dim, s.reset);
+        eprintln!("{}· {}{}", s.dim, crate::redact::text(first), s.reset);
     }
 
     fn compaction(&mut self, c: &Compaction) {

@@ -148,23 +148,23 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
                 let mut term = Terminal::new(style, false, false);
                 match agent.compact(drop, &mut term).await {
                     Ok(r) => eprintln!("compacted: {} -> {} tokens, {} saved", r.before, r.after, r.saved()),
-                    Err(e) => eprintln!("error: {e}"),
+                    Err(e) => eprintln!("error: {}", crate::redact::text(&e.to_string())),
                 }
             }
             Input::Save(label) => {
                 let label = if label.is_empty() { "manual" } else { label };
                 match agent.save(label) {
                     Ok(()) => eprintln!("checkpoint '{label}' set; /restore collapses everything after it"),
-                    Err(e) => eprintln!("error: {e}"),
+                    Err(e) => eprintln!("error: {}", crate::redact::text(&e.to_string())),
                 }
             }
             Input::Restore => match agent.restore().await {
                 Ok(what) => eprintln!("{what}"),
-                Err(e) => eprintln!("error: {e}"),
+                Err(e) => eprintln!("error: {}", crate::redact::text(&e.to_string())),
             },
             Input::Unsave => match agent.unsave() {
                 Ok(label) => eprintln!("checkpoint '{label}' cleared"),
-                Err(e) => eprintln!("error: {e}"),
+                Err(e) => eprintln!("error: {}", crate::redact::text(&e.to_string())),
             },
             Input::Unknown(c) => eprintln!("unknown command {c}; /help lists the commands"),
             Input::Task(task) => {

@@ -25,7 +25,10 @@ pub fn client(s: &Settings) -> Result<Client, String> {
         m.api_key.as_deref(),
         &env,
     )
-    .map_err(|e| e.to_string())?;
+    .map_err(|e| crate::redact::text(&e.to_string()).into_owned())?;
+    if let Some(key) = &cfg.api_key {
+        crate::redact::register(key);
+    }
     cfg.stream = m.stream;
     cfg.timeout = Duration::from_secs(m.timeout_secs);
     cfg.retry = RetryPolicy {
@@ -71,17 +74,33 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
             Some(text)
         }
     };
-    let base = match setup::base(g, ci, !ci) {
+    let mut base = match setup::base(g, ci, !ci) {
         Ok(base) => base,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", crate::redact::text(&e.to_string()));
             return 1;
         }
     };
+    if super::firstrun::nothing_chosen(&base.settings) {
+        let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        let chosen = match at_terminal && !ci {
+            true => super::firstrun::ask(base.user_dir.as_deref()).await.ok(),
+            false => None,
+        };
+        let Some((provider, model)) = chosen else {
+            eprintln!(
+                "error: {}",
+                super::firstrun::missing_message(&base.settings, base.user_dir.as_deref())
+            );
+            return 1;
+        };
+        base.settings.model.provider = Some(provider);
+        base.settings.model.model = Some(model);
+    }
     let client = match client(&base.settings) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", crate::redact::text(&e.to_string()));
             return 1;
         }
     };
@@ -98,11 +117,13 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     let env = match env {
         Ok(env) => env,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", crate::redact::text(&e.to_string()));
             return 1;
         }
     };
-    if interactive {
+    // A person at a terminal can answer (command approvals, questions), one-shot or not.
+    let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if interactive || (!ci && at_terminal) {
         env.session.ask.set(Some(std::sync::Arc::new(repl::TerminalAsker)));
     }
     // Plugins described from the cache load their code in the background while the first
@@ -172,7 +193,8 @@ fn load_continue(env: &Env, warn: &mut dyn FnMut(String)) -> Option<String> {
     let local = &env.session.local;
     match resume::load(local) {
         Ok(Some((text, age))) => {
-            let old = if age > resume::STALE_SECS { format!(", {} hours old", age / 3600) } else { String::new() };
+            let old =
+                if age > resume::STALE_SECS { format!(", {} hours old", age / 3600) } else { String::new() };
             warn(format!(
                 "the model is given the note an unfinished run left ({}{old}); pass --no-continue to start fresh",
                 local.shown("continue.md")
@@ -224,12 +246,15 @@ async fn ci_run(agent: &mut Agent<'_>, env: &Env, client: &Client, task: &str, s
             .collect(),
         skills,
     };
-    one_shot(agent, env, client, task, style, Some(AuditTarget { path, shas, header })).await
+    let workspace = ws.clone();
+    one_shot(agent, env, client, task, style, Some(AuditTarget { path, workspace, shas, header })).await
 }
 
 /// Where the audit log goes, the plugin hashes it records, and its first line.
 struct AuditTarget {
     path: std::path::PathBuf,
+    /// The workspace's real path: a log inside it is never written through a link out of it.
+    workspace: std::path::PathBuf,
     shas: std::collections::HashMap<String, String>,
     header: Header,
 }
@@ -242,7 +267,7 @@ async fn observed(
     audit: Option<AuditTarget>,
 ) -> TaskResult {
     let Some(target) = audit else { return agent.run(task, front).await };
-    let mut log = match Audit::open(&target.path, front, target.shas, &target.header) {
+    let mut log = match Audit::open(&target.path, &target.workspace, front, target.shas, &target.header) {
         Ok(l) => l,
         Err(e) => {
             return TaskResult {
@@ -293,7 +318,7 @@ async fn one_shot(
             let already_seen = term.streamed_answer && std::io::stdout().is_terminal() && !s.output.quiet;
             if r.outcome == Outcome::Done && !already_seen {
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{}", r.answer.trim_end());
+                let _ = writeln!(out, "{}", crate::redact::text(r.answer.trim_end()));
                 let _ = out.flush();
             }
             r.outcome.exit_code()

@@ -281,6 +281,18 @@ pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
         );
     }
     session.plugin_settings = settings.plugin_settings.clone();
+    // Every secret the run holds is masked in everything it writes or shows.
+    let named =
+        settings.plugin_settings.values().flat_map(|t| t.iter()).filter(|(k, _)| config::is_secret_name(k));
+    for (_, v) in named {
+        crate::redact::register(v);
+    }
+    let env_keys = ["CORRAL_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"];
+    for key in
+        settings.model.api_key.iter().cloned().chain(env_keys.iter().filter_map(|k| std::env::var(k).ok()))
+    {
+        crate::redact::register(&key);
+    }
     let session = Arc::new(session);
     let runtime = Runtime::new(cache_dir.clone())?;
     Ok(Base { settings, policy, provenance, user_dir, cache_dir, session, runtime, trust })
@@ -372,7 +384,13 @@ mod tests {
     fn load(args: &[&str], env: &[(&str, &str)]) -> Result<(Settings, Provenance), ConfigError> {
         let cli = Cli::try_parse_from([&["corral"], args, &["tools"]].concat()).unwrap();
         let env = |k: &str| env.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
-        config::load(Path::new("/nonexistent-ws"), None, &env, &flag_layer(&cli.global, Path::new("/cwd")), false)
+        config::load(
+            Path::new("/nonexistent-ws"),
+            None,
+            &env,
+            &flag_layer(&cli.global, Path::new("/cwd")),
+            false,
+        )
     }
 
     #[test]

@@ -9,7 +9,9 @@ use std::io::{BufRead, IsTerminal, Write};
 /// Text from the project shown to the person: control characters escaped, so a file name or
 /// value cannot move the cursor or fake the question.
 fn clean(text: &str) -> String {
-    text.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
+    text.chars()
+        .flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] })
+        .collect()
 }
 
 /// What the project asks for, in full.
@@ -59,7 +61,10 @@ pub fn run(g: &GlobalArgs, show: bool, revoke: bool) -> Result<i32, SetupError> 
     if revoke {
         let was = trust::revoke(&r.trust.workspace, user_dir.as_deref()).map_err(SetupError::Trust)?;
         let ws = clean(&r.trust.workspace.display().to_string());
-        eprintln!("{}", if was { format!("{ws} is no longer trusted") } else { format!("{ws} was not trusted") });
+        eprintln!(
+            "{}",
+            if was { format!("{ws} is no longer trusted") } else { format!("{ws} was not trusted") }
+        );
         return Ok(0);
     }
     // What the project asks for, whatever the current standing: load it as if untrusted.

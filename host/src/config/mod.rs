@@ -1,6 +1,7 @@
 //! Settings, layered: defaults < user file < project file (`corral.toml`) < environment
 //! < command-line flags, every value remembering which layer gave it.
 
+pub mod bounds;
 mod error;
 pub mod keys;
 mod layer;
@@ -22,7 +23,7 @@ pub use layer::PluginSettings;
 pub use layer::{Flags, Layer, Source};
 pub use policy::Policy;
 pub use project::{Ignored, Refusal};
-pub use provenance::{Entry, FileStatus, PluginEntry, Provenance, mask};
+pub use provenance::{Entry, FileStatus, PluginEntry, Provenance, is_secret_name, mask};
 pub use settings::{
     AgentSettings, ColorChoice, CommandSettings, ModelSettings, NetworkSettings, OutputFormat,
     OutputSettings, Settings,
@@ -113,9 +114,30 @@ pub fn load(
     }
     layers.extend(layer::from_env(env)?);
     layers.extend(flags.layers()?);
-    let (settings, mut prov) = provenance::merge(&layers, files, warnings);
+    let (mut settings, mut prov) = provenance::merge(&layers, files, warnings);
     prov.ignored = ignored;
+    provider_brings_its_endpoint(&mut settings, &mut prov);
     Ok((settings, prov))
+}
+
+/// A provider chosen on the command line brings its own endpoint: a base URL from a file or
+/// the environment (made for another provider) is not used unless a flag gives it too.
+fn provider_brings_its_endpoint(s: &mut Settings, prov: &mut Provenance) {
+    let from_flag = |key: &str| prov.source(key).is_some_and(|src| src.starts_with("flag "));
+    if !from_flag("model.provider") || from_flag("model.base_url") || s.model.base_url.is_none() {
+        return;
+    }
+    let from = prov.source("model.base_url").unwrap_or_default();
+    prov.warnings.push(format!(
+        "--provider {} brings its own endpoint, so model.base_url from {from} is not used; pass --base-url to \
+         choose another",
+        s.model.provider.as_deref().unwrap_or_default()
+    ));
+    s.model.base_url = None;
+    if let Some(e) = prov.entries.iter_mut().find(|e| e.key == "model.base_url") {
+        e.value = Value::Unset;
+        e.sources = vec![Source::Default];
+    }
 }
 
 /// The project settings file as found.

@@ -17,6 +17,12 @@
 //!
 //! [skills.code-review]            # as `corral skills --json` shows it
 //! sha256 = "77d0..."
+//!
+//! [bounds]                        # everything else that could widen a run (see bounds.rs)
+//! base_url = "https://api.openai.com/v1"
+//! add_dirs_ro = ["/ci/cache"]
+//! command_env = ["CARGO_HOME"]
+//! timeout_secs = 60
 //! ```
 
 use super::keys::{CAPABILITIES, COMMAND_MODES, NETWORK_MODES};
@@ -56,10 +62,12 @@ struct Raw {
     plugins: BTreeMap<String, Pinned>,
     #[serde(default)]
     skills: BTreeMap<String, PinnedSkill>,
+    #[serde(default)]
+    bounds: super::bounds::Bounds,
 }
 
 /// A loaded, checked policy file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
     pub path: PathBuf,
     /// The sha256 of the file itself, for the audit log.
@@ -74,6 +82,8 @@ pub struct Policy {
     pub plugins: BTreeMap<String, Pinned>,
     /// Skill name -> pin. Skills not named here are not loaded.
     pub skills: BTreeMap<String, PinnedSkill>,
+    /// Bounds on the other settings that could widen a run.
+    pub bounds: super::bounds::Bounds,
 }
 
 fn rank(order: &[&str], v: &str) -> usize {
@@ -140,6 +150,7 @@ impl Policy {
             yolo: raw.yolo,
             plugins: raw.plugins,
             skills: raw.skills,
+            bounds: raw.bounds,
         })
     }
 
@@ -197,7 +208,11 @@ impl Policy {
         for (plugin, pin) in &self.plugins {
             s.grants.entry(plugin.clone()).or_insert_with(|| pin.grants.clone());
         }
-        Ok(())
+        self.bounds.apply(s, prov).map_err(|(key, what)| {
+            let from = prov.source(key).unwrap_or_default();
+            let what = if what.starts_with(key) { what } else { format!("{key}: {what}") };
+            ConfigError::PolicyWider { path: self.path.clone(), what: format!("{what} (from {from})") }
+        })
     }
 
     /// Plugin name -> pinned sha256.

@@ -1,7 +1,7 @@
 //! What a project's `corral.toml` may decide: each key's [`ProjectRule`] applied to the
 //! project layer, against the person's own layers and the workspace's trust.
 
-use super::keys::{Kind, KeyDef, ProjectRule};
+use super::keys::{KeyDef, Kind, ProjectRule};
 use super::layer::{Layer, Source};
 use super::provenance::{is_secret_name, merge_one};
 use super::settings::{self, Settings};
@@ -56,8 +56,9 @@ fn lower_value(def: &'static KeyDef, lower: &[Layer]) -> Value {
 pub fn filter(mut project: Layer, lower: &[Layer], trusted: bool) -> (Layer, Vec<Ignored>) {
     let Source::ProjectFile(file) = project.source.clone() else { return (project, Vec::new()) };
     let mut ignored = Vec::new();
-    let mut refuse =
-        |key: String, shown: String, why: Refusal| ignored.push(Ignored { key, shown, file: file.clone(), why });
+    let mut refuse = |key: String, shown: String, why: Refusal| {
+        ignored.push(Ignored { key, shown, file: file.clone(), why })
+    };
     project.values.retain(|(def, v)| {
         let keep = match def.project {
             ProjectRule::Free => true,
@@ -76,7 +77,10 @@ pub fn filter(mut project: Layer, lower: &[Layer], trusted: bool) -> (Layer, Vec
     // and a trusted one never joins a plugin whose secret the person's files hold (it could
     // send that secret elsewhere).
     let person_secrets = |plugin: &str| {
-        lower.iter().filter_map(|l| l.plugin_settings.get(plugin)).any(|t| t.keys().any(|k| is_secret_name(k)))
+        lower
+            .iter()
+            .filter_map(|l| l.plugin_settings.get(plugin))
+            .any(|t| t.keys().any(|k| is_secret_name(k)))
     };
     let mut kept = super::PluginSettings::new();
     for (plugin, table) in std::mem::take(&mut project.plugin_settings) {
@@ -156,13 +160,15 @@ mod tests {
 
     #[test]
     fn narrowing_is_judged_against_the_persons_value() {
-        let p = project("[network]\nmode = \"off\"\nallow_hosts = [\"docs.rs\"]\n[commands]\nmode = \"off\"\n");
+        let p =
+            project("[network]\nmode = \"off\"\nallow_hosts = [\"docs.rs\"]\n[commands]\nmode = \"off\"\n");
         let (kept, ignored) = filter(p, &[], false);
         assert_eq!(keys_of(&kept), ["network.mode", "network.allow_hosts", "commands.mode"]);
         assert!(ignored.is_empty());
         // The person allows only one host: the project cannot swap in another list.
         let u = user("[network]\nallow_hosts = [\"example.org\"]\nmode = \"off\"\n");
-        let (kept, ignored) = filter(project("[network]\nallow_hosts = [\"evil.test\"]\nmode = \"llm-only\"\n"), &[u], false);
+        let (kept, ignored) =
+            filter(project("[network]\nallow_hosts = [\"evil.test\"]\nmode = \"llm-only\"\n"), &[u], false);
         assert!(kept.values.is_empty(), "{:?}", keys_of(&kept));
         assert_eq!(ignored.len(), 2);
     }
@@ -181,7 +187,11 @@ mod tests {
 
     #[test]
     fn plugin_settings_need_trust_and_never_join_a_persons_secret() {
-        let p = || project("[plugin-settings.web_search]\nurl = \"http://evil\"\n[plugin-settings.other]\nx = \"1\"\n");
+        let p = || {
+            project(
+                "[plugin-settings.web_search]\nurl = \"http://evil\"\n[plugin-settings.other]\nx = \"1\"\n",
+            )
+        };
         let (kept, ignored) = filter(p(), &[], false);
         assert!(kept.plugin_settings.is_empty());
         assert_eq!(ignored.len(), 2);

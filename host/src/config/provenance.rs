@@ -27,13 +27,15 @@ impl Entry {
     pub fn shown(&self) -> String {
         match (&self.value, self.secret) {
             (Value::Str(s), true) => mask(s),
-            (v, _) => v.to_string(),
+            // A password in a URL (`http://user:pass@proxy`) is never shown.
+            (v, _) => crate::redact::text(&v.to_string()).into_owned(),
         }
     }
 
     fn shown_json(&self) -> serde_json::Value {
         match (&self.value, self.secret) {
             (Value::Str(s), true) => serde_json::Value::String(mask(s)),
+            (Value::Str(s), false) => serde_json::Value::String(crate::redact::text(s).into_owned()),
             (v, _) => v.to_json(),
         }
     }

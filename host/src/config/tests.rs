@@ -274,7 +274,10 @@ fn api_keys_are_masked_and_warned_about_in_project_files() {
     let (s, p) = f.load(&[], &no_flags()).unwrap();
     assert_eq!(s.model.api_key.as_deref(), Some("sk-user-0123456789"));
     assert_eq!(p.ignored.len(), 1, "{:?}", p.ignored);
-    assert_eq!((p.ignored[0].key.as_str(), p.ignored[0].why), ("model.api_key", crate::config::Refusal::Never));
+    assert_eq!(
+        (p.ignored[0].key.as_str(), p.ignored[0].why),
+        ("model.api_key", crate::config::Refusal::Never)
+    );
     assert!(!p.ignored[0].shown.contains("0123456789"), "{:?}", p.ignored[0]);
 }
 
@@ -344,4 +347,25 @@ fn the_listing_is_stable_and_names_the_files() {
     assert_eq!(json["settings"]["model.name"]["value"], serde_json::Value::Null);
     assert_eq!(json["files"][1]["found"], true);
     assert_eq!(json["files"][0]["found"], false);
+}
+
+#[test]
+fn a_provider_flag_brings_its_own_endpoint() {
+    let f = Fixture::new(Some("[model]\nbase_url = \"http://127.0.0.1:1234/v1\"\n"), None);
+    let mut flags = Flags::new(Path::new("/cwd"));
+    flags.set("model.provider", "--provider", Input::Text("openai".into()));
+    let (s, p) = f.load(&[], &flags).unwrap();
+    assert_eq!(s.model.base_url, None);
+    assert!(
+        p.warnings.iter().any(|w| w.contains("--provider openai brings its own endpoint")),
+        "{:?}",
+        p.warnings
+    );
+    flags.set("model.base_url", "--base-url", Input::Text("http://127.0.0.1:9/v1".into()));
+    let (s, p) = f.load(&[], &flags).unwrap();
+    assert_eq!(s.model.base_url.as_deref(), Some("http://127.0.0.1:9/v1"));
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+    // Without a provider flag, the file's endpoint stands.
+    let (s, _) = f.load(&[], &Flags::new(Path::new("/cwd"))).unwrap();
+    assert_eq!(s.model.base_url.as_deref(), Some("http://127.0.0.1:1234/v1"));
 }

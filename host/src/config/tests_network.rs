@@ -84,7 +84,11 @@ fn plugin_settings_are_read_merged_and_masked() {
     let left_out: Vec<&str> = p.ignored.iter().map(|i| i.key.as_str()).collect();
     assert_eq!(
         left_out,
-        ["plugin-settings.web_search.backend", "plugin-settings.web_search.count", "plugin-settings.web_search.url"]
+        [
+            "plugin-settings.web_search.backend",
+            "plugin-settings.web_search.count",
+            "plugin-settings.web_search.url"
+        ]
     );
     assert_eq!(s.plugin_settings["fetch_url"]["allow_hosts"], "a.com,b.org");
     let text = p.to_text();

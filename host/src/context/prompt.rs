@@ -159,14 +159,29 @@ pub fn first_sentence(description: &str) -> &str {
     line
 }
 
+/// The most of an instruction file read (its characters are capped again after).
+const INSTRUCTIONS_MAX_BYTES: u64 = 256 * 1024;
+
 /// `CLAUDE.md` and `AGENTS.md` from the workspace root, each capped, wrapped in tags.
 fn instruction_files(ws: &Path, warn: &mut dyn FnMut(String)) -> String {
     let mut out = String::new();
+    let dir = match cap_std::fs::Dir::open_ambient_dir(ws, cap_std::ambient_authority()) {
+        Ok(d) => d,
+        Err(e) => {
+            warn(format!("cannot open {} to read its instruction files: {e}", ws.display()));
+            return out;
+        }
+    };
     for (file, tag) in [("CLAUDE.md", "project-instructions"), ("AGENTS.md", "agent-instructions")] {
         let path = ws.join(file);
-        let text = match std::fs::read(&path) {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+        // Through the workspace's handle: a link, FIFO or device under the name is refused.
+        let text = match crate::capabilities::hostread::read_regular(
+            &dir,
+            Path::new(file),
+            INSTRUCTIONS_MAX_BYTES,
+        ) {
+            Ok(Some(c)) => String::from_utf8_lossy(&c.bytes).into_owned(),
+            Ok(None) => continue,
             Err(e) => {
                 warn(format!("skipping {}: {e}", path.display()));
                 continue;
@@ -203,6 +218,22 @@ mod tests {
         assert!(s.contains("[CLAUDE.md continues for 5 more characters"));
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(s.find("project-instructions").unwrap() < s.find("agent-instructions").unwrap());
+    }
+
+    #[test]
+    fn an_instruction_file_that_is_a_link_or_fifo_is_not_read() {
+        let t = tempfile::tempdir().unwrap();
+        let ws = t.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        std::fs::write(t.path().join("secret"), "TOP-SECRET").unwrap();
+        std::os::unix::fs::symlink(t.path().join("secret"), ws.join("AGENTS.md")).unwrap();
+        let fifo = std::ffi::CString::new(ws.join("CLAUDE.md").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        let mut warnings = Vec::new();
+        let s = instruction_files(&ws, &mut |w| warnings.push(w));
+        assert!(!s.contains("TOP-SECRET") && s.is_empty(), "{s}");
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings.iter().all(|w| w.starts_with("skipping ")), "{warnings:?}");
     }
 
     #[test]

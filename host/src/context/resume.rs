@@ -56,7 +56,7 @@ pub fn render(n: &Note<'_>) -> String {
 
 /// Writes the note for the next session.
 pub fn write(local: &Local, n: &Note<'_>) -> io::Result<()> {
-    local.write(FILE, render(n).as_bytes())
+    local.write(FILE, crate::redact::text(&render(n)).as_bytes())
 }
 
 /// A waiting note and its age in seconds.

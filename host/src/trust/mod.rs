@@ -57,10 +57,8 @@ pub fn check(workspace: &Path, user_dir: Option<&Path>, locked: Option<&'static 
 
 /// Trusts the workspace of `check` with its current project files.
 pub fn grant(check: &Check, user_dir: Option<&Path>) -> io::Result<()> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let now =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     store::Store::load(user_dir)?.trust(&check.workspace, &check.digest, now)
 }
 
@@ -165,7 +163,8 @@ impl Asks {
 
 /// One line for project values no project may set, trusted or not.
 pub fn never_line(ignored: &[Ignored]) -> Option<String> {
-    let keys: Vec<&str> = ignored.iter().filter(|i| i.why == Refusal::Never).map(|i| i.key.as_str()).collect();
+    let keys: Vec<&str> =
+        ignored.iter().filter(|i| i.why == Refusal::Never).map(|i| i.key.as_str()).collect();
     let file = ignored.first()?.file.display();
     (!keys.is_empty()).then(|| {
         format!(

@@ -85,7 +85,10 @@ impl Store {
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)?;
         let tmp = dir.join(format!(".{FILE}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, format!("# Workspaces trusted with `corral trust`; `corral trust --revoke` removes one.\n{text}"))?;
+        std::fs::write(
+            &tmp,
+            format!("# Workspaces trusted with `corral trust`; `corral trust --revoke` removes one.\n{text}"),
+        )?;
         std::fs::rename(&tmp, path)
     }
 }

@@ -39,8 +39,10 @@ pub fn parse(args: &Value) -> Result<Request, String> {
         Some(_) => return Err("'name' must be a string".into()),
     };
     let action = match obj.get("action") {
+        // Weak models leave it out, or send it empty: activating is what they mean.
+        None | Some(Value::Null) => "activate".to_string(),
+        Some(Value::String(s)) if s.trim().is_empty() => "activate".to_string(),
         Some(Value::String(s)) => s.trim().to_ascii_lowercase(),
-        None | Some(Value::Null) => return Err("'action' is required: one of activate, load, script".into()),
         Some(_) => return Err("'action' must be a string: one of activate, load, script".into()),
     };
     let raw = obj.get("args").filter(|v| !v.is_null());
@@ -187,7 +189,8 @@ mod tests {
     fn mistakes_get_corrections() {
         let e = |v: Value| parse(&v).unwrap_err();
         assert_eq!(e(json!({"action": "activate"})), "'name' is required: the skill's name");
-        assert_eq!(e(json!({"name": "x"})), "'action' is required: one of activate, load, script");
+        assert_eq!(parse(&json!({"name": "x"})).unwrap().action, Action::Activate, "activate is the default");
+        assert_eq!(parse(&json!({"name": "x", "action": ""})).unwrap().action, Action::Activate);
         assert_eq!(
             e(json!({"name": "x", "action": "run"})),
             "unknown action 'run'; use one of activate, load, script"

@@ -30,14 +30,14 @@ pub fn def(skills: &SkillSet) -> ToolDef {
             "type": "object",
             "properties": {
                 "name": {"type": "string", "enum": names, "description": "The skill's name."},
-                "action": {"type": "string", "enum": args::ACTIONS, "description": "What to do with it."},
+                "action": {"type": "string", "enum": args::ACTIONS, "description": "What to do with it (default: activate)."},
                 "args": {
                     "description": "For load: the file paths, comma-separated or as an array. For script: \
                                     the script's name then its arguments, as one command line or an array.",
                     "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]
                 }
             },
-            "required": ["name", "action"],
+            "required": ["name"],
             "additionalProperties": false
         }),
     }

@@ -78,11 +78,8 @@ impl CommandPolicy {
         names.dedup();
         let confine = confine::Confinement::new(s, env);
         let env = names.into_iter().filter_map(|n| env(n).map(|v| (OsString::from(n), v))).collect();
-        let approvals = if mode == Mode::Ask {
-            approve::Approvals::load(local)
-        } else {
-            approve::Approvals::default()
-        };
+        let approvals =
+            if mode == Mode::Ask { approve::Approvals::load(local) } else { approve::Approvals::default() };
         Ok(CommandPolicy { mode, allowed, yolo: s.yolo, env, path, approvals, confine })
     }
 

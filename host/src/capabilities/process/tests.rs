@@ -42,7 +42,8 @@ impl Fixture {
     fn session(&self, settings: &CommandSettings) -> Result<Session, String> {
         let roots = Roots::open(&self.ws, &[], &[]).unwrap();
         let mut s = Session::new(roots, Policy::default(), log::Sink::new(false));
-        s.local = crate::capabilities::local::Local::open(&self.ws.with_file_name("state"), &self.ws).unwrap();
+        s.local =
+            crate::capabilities::local::Local::open(&self.ws.with_file_name("state"), &self.ws).unwrap();
         let path = self.path_var();
         let env = move |k: &str| match k {
             "PATH" => Some(path.clone()),
@@ -50,12 +51,7 @@ impl Fixture {
             "SECRET_TOKEN" => Some(OsString::from("hunter2")),
             _ => None,
         };
-        s.commands = CommandPolicy::from_settings(
-            settings,
-            std::slice::from_ref(&self.ws),
-            &s.local,
-            &env,
-        )?;
+        s.commands = CommandPolicy::from_settings(settings, std::slice::from_ref(&self.ws), &s.local, &env)?;
         s.granted.set("p", CapSet::parse(&["process"]).unwrap());
         Ok(s)
     }

@@ -111,7 +111,7 @@ pub async fn run(command: PluginCommand, global: &GlobalArgs) -> i32 {
     match dispatch(command, global).await {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", crate::redact::text(&e.to_string()));
             2
         }
     }
@@ -201,13 +201,12 @@ async fn add(global: &GlobalArgs, file: &Path, user: bool, name: Option<String>)
     let checked_in = started.elapsed();
 
     // With everything already installed: the registry refuses clashing tool names.
-    let mut candidates =
-        runtime::registry::discover(
-            base.trust.trusted().then_some(base.workspace()),
-            base.user_dir.as_deref(),
-            &base.settings.extra_plugins,
-        )
-            .map_err(InspectError::from)?;
+    let mut candidates = runtime::registry::discover(
+        base.trust.trusted().then_some(base.workspace()),
+        base.user_dir.as_deref(),
+        &base.settings.extra_plugins,
+    )
+    .map_err(InspectError::from)?;
     candidates.retain(|c| c.path.as_deref() != Some(dest.as_path()));
     candidates.push(Candidate {
         name: name.clone(),

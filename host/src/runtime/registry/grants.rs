@@ -174,7 +174,7 @@ pub fn external(
             need.cap
         ),
         None => format!(
-            "To grant it, add to corral.toml:\n  [plugins.grants]\n  {name} = [{}]\nor pass --grant {name}={}",
+            "To grant it, add to your user config (~/.config/corral/config.toml, or a trusted workspace's corral.toml):\n  [plugins.grants]\n  {name} = [{}]\nor pass --grant {name}={}",
             wanted.names().iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", "),
             wanted.names().join(",")
         ),
@@ -281,7 +281,8 @@ mod tests {
         assert_eq!(
             e,
             "plugin net (/p/net.wasm) imports corral:plugin/http@0.1.0 (fetch), which needs the 'http' \
-             capability, and it was not granted.\nTo grant it, add to corral.toml:\n  [plugins.grants]\n  \
+             capability, and it was not granted.\nTo grant it, add to your user config (~/.config/corral/config.toml, or a \
+             trusted workspace's corral.toml):\n  [plugins.grants]\n  \
              net = [\"kv\", \"http\"]\nor pass --grant net=kv,http"
         );
         rules.grants.insert("net".into(), set(&["http", "kv", "context"]));

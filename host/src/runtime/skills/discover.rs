@@ -64,7 +64,8 @@ pub fn scan_within(ws: &Path, dir: &Path, source: Source, warnings: &mut Vec<Str
     let mut out = scan(dir, source, warnings);
     out.retain(|c| {
         let Some(p) = &c.path else { return true };
-        let link = std::fs::symlink_metadata(Path::new(&c.location)).is_ok_and(|m| m.file_type().is_symlink());
+        let link =
+            std::fs::symlink_metadata(Path::new(&c.location)).is_ok_and(|m| m.file_type().is_symlink());
         let ok = inside(p) && !(c.kind == Kind::Component && link);
         if !ok {
             warnings.push(format!("skipping {}: it is a link or leads outside the workspace", c.location));
