@@ -106,3 +106,83 @@ fn git(args: &[String]) -> Option<String> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::check;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn each_rule_refuses_its_forms() {
+        let refused: &[&[&str]] = &[
+            &["git", "-c", "core.pager=x", "log"],
+            &["git", "-ccore.pager=x", "log"],
+            &["git", "--config-env=core.pager=X", "log"],
+            &["git", "--exec-path=/tmp", "status"],
+            &["git", "-C", "sub", "lg"],
+            &["git", "fetch", "--upload-pack", "x"],
+            &["git", "clone", "-u", "x", "a"],
+            &["git", "clone", "--config", "core.hooksPath=x", "a"],
+            &["git", "push", "--receive-pack=x"],
+            &["git", "rebase", "-x", "make"],
+            &["git", "rebase", "--exec=make"],
+            &["git", "grep", "--open-files-in-pager", "x"],
+            &["git", "diff", "--ext-diff"],
+            &["git", "config", "alias.x", "!sh"],
+            &["git", "config", "--add", "a.b", "c"],
+            &["git", "bisect", "run", "make"],
+            &["git", "submodule", "foreach", "id"],
+            &["/usr/bin/find", ".", "-exec", "id", ";"],
+            &["find", ".", "-execdir", "id", "+"],
+            &["find", ".", "-ok", "id", ";"],
+            &["find", ".", "-okdir", "id", ";"],
+            &["find", ".", "-delete"],
+            &["find", ".", "-fprint", "/tmp/x"],
+            &["rg", "--pre", "sh", "x"],
+            &["rg", "--pre=sh", "x"],
+            &["env", "sh"],
+            &["nice", "id"],
+            &["timeout", "5", "id"],
+            &["xargs", "id"],
+            &["sudo", "id"],
+            &["bash", "-c", "id"],
+            &["python3", "-c", "1"],
+            &["python3.12", "-c", "1"],
+            &["perl", "-e", "1"],
+            &["ruby", "-e", "1"],
+            &["node", "--eval", "1"],
+            &["node", "-e", "1"],
+            &["php", "-r", "1"],
+        ];
+        for c in refused {
+            let why = check(c[0], &args(&c[1..]));
+            assert!(why.as_deref().is_some_and(|w| w.ends_with("(a command-argument rule)")), "{c:?}: {why:?}");
+        }
+    }
+
+    #[test]
+    fn ordinary_uses_pass() {
+        let fine: &[&[&str]] = &[
+            &["git", "status"],
+            &["git", "-C", "sub", "diff", "--stat"],
+            &["git", "--no-pager", "log", "-p"],
+            &["git", "config", "user.name"],
+            &["git", "config", "--get", "user.name"],
+            &["git", "fetch", "-u", "origin"],
+            &["find", ".", "-name", "*.rs"],
+            &["rg", "-n", "pattern"],
+            &["env"],
+            &["python3", "-m", "pytest"],
+            &["python3", "script.py"],
+            &["node", "app.js"],
+            &["cargo", "build"],
+            &["make", "-j2"],
+        ];
+        for c in fine {
+            assert_eq!(check(c[0], &args(&c[1..])), None, "{c:?}");
+        }
+    }
+}

@@ -36,7 +36,8 @@ pub fn authorize(session: &Session, plugin: &str, req: &Request) -> Result<PathB
     // this exact command line) in ask mode.
     let rule = if p.yolo { None } else { argrules::check(&req.program, &req.args) };
     let line = shown(&req.program, &req.args);
-    if let Some(why) = &rule {
+    let listed = p.listed(&req.program);
+    if let (Some(why), Some(_)) = (&rule, listed) {
         if p.mode != Mode::Ask {
             return Err(ProcError::new(
                 Code::Denied,
@@ -47,7 +48,7 @@ pub fn authorize(session: &Session, plugin: &str, req: &Request) -> Result<PathB
             ));
         }
     }
-    if let Some(path) = p.listed(&req.program) {
+    if let Some(path) = listed {
         if rule.is_some() {
             approve(session, &line, &format!("exact: {line}"), req.cwd.as_deref())?;
         }

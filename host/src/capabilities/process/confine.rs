@@ -96,8 +96,8 @@ impl Drop for Scratch {
     }
 }
 
-/// The sandbox spec of a command run in `session` with scratch folder `scratch`.
-pub fn spec(session: &Session, scratch: &Path) -> Result<SandboxSpec, ProcError> {
+/// The sandbox spec of `program` run in `session` with scratch folder `scratch`.
+pub fn spec(session: &Session, program: &Path, scratch: &Path) -> Result<SandboxSpec, ProcError> {
     let c = &session.commands.confine;
     let roots = session.roots.all();
     let mut spec = SandboxSpec {
@@ -108,6 +108,8 @@ pub fn spec(session: &Session, scratch: &Path) -> Result<SandboxSpec, ProcError>
         network: c.network,
     };
     spec.write.extend(c.write.iter().cloned());
+    // The program itself (an allow-listed script may live outside every read folder).
+    spec.read.push(program.to_path_buf());
     for root in roots.iter().filter(|r| r.writable) {
         let found = paths::protected_in(&root.path, session.roots.protects_git())
             .map_err(|e| ProcError::new(Code::Io, e))?;
@@ -119,11 +121,11 @@ pub fn spec(session: &Session, scratch: &Path) -> Result<SandboxSpec, ProcError>
 
 /// The sandbox for one command and its scratch folder; `None` for the sandbox when it is
 /// unavailable and running unconfined is allowed (warned about once).
-pub fn prepare(session: &Session) -> Result<(Option<Arc<Sandbox>>, Scratch), ProcError> {
+pub fn prepare(session: &Session, program: &Path) -> Result<(Option<Arc<Sandbox>>, Scratch), ProcError> {
     let scratch =
         Scratch::create().map_err(|e| ProcError::new(Code::Io, format!("cannot make the command's temp folder: {e}")))?;
     let c = &session.commands.confine;
-    let spec = spec(session, scratch.path())?;
+    let spec = spec(session, program, scratch.path())?;
     match Sandbox::prepare(&spec) {
         Ok(s) => Ok((Some(Arc::new(s)), scratch)),
         Err(SandboxError::Unavailable(why)) => {

@@ -92,7 +92,7 @@ pub async fn run(session: Arc<Session>, program: PathBuf, req: Request) -> Resul
     };
     let (cwd, _) = open_cwd(&session, req.cwd.as_deref())?;
     let title = shown(&req.program, &req.args);
-    let (sandbox, scratch) = confine::prepare(&session)?;
+    let (sandbox, scratch) = confine::prepare(&session, &program)?;
     let mut env = session.commands.env.clone();
     env.retain(|(k, _)| k != "TMPDIR");
     env.push(("TMPDIR".into(), scratch.path().into()));
