@@ -62,7 +62,7 @@ fn settings(mode: &str, allowed: &[&str], yolo: bool) -> CommandSettings {
         mode: mode.into(),
         allowed: allowed.iter().map(|s| s.to_string()).collect(),
         yolo,
-        env: Vec::new(),
+        ..CommandSettings::default()
     }
 }
 
