@@ -1,5 +1,5 @@
 //! Runtime benchmarks: `cargo bench --bench runtime [-- SECTION...]`, where a SECTION is
-//! `inproc`, `tools`, `read`, `grep`, `agent`, `skills`, `context` (default: these seven) or `examples`. Prints a markdown table of the
+//! `inproc`, `tools`, `read`, `grep`, `agent`, `skills`, `context`, `spawn` (default: these eight) or `examples`. Prints a markdown table of the
 //! median, p90, min and max of repeated runs; BENCHMARKS.md has the figures and their reading.
 //!
 //! Cargo builds the release `corral` binary before it runs a bench (CARGO_BIN_EXE_corral);
@@ -23,12 +23,15 @@ mod inproc;
 mod report;
 #[path = "runtime/skills.rs"]
 mod skills;
+#[path = "runtime/spawn.rs"]
+mod spawn;
 #[path = "../tests/support/mod.rs"]
 mod support;
 
 use std::process::ExitCode;
 
-const SECTIONS: [&str; 8] = ["inproc", "tools", "read", "grep", "agent", "skills", "context", "examples"];
+const SECTIONS: [&str; 9] =
+    ["inproc", "tools", "read", "grep", "agent", "skills", "context", "spawn", "examples"];
 
 fn main() -> ExitCode {
     // cargo passes `--bench`; other arguments choose sections.
@@ -88,6 +91,10 @@ fn main() -> ExitCode {
     if wanted("examples") {
         eprintln!("example plugins (Rust, Python, JavaScript, C)...");
         table.add("examples", examples::rows());
+    }
+    if wanted("spawn") {
+        eprintln!("spawn: a command with and without the sandbox...");
+        table.add("spawn", spawn::rows());
     }
     if wanted("context") {
         eprintln!("context: estimate and compact a 200,000-token transcript...");
