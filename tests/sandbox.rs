@@ -49,7 +49,8 @@ fn a_write_outside_the_roots_fails_and_leaves_nothing() {
         assert!(r.stdout.contains("Permission denied"), "{}", r.stdout);
         assert!(!t.exists(), "{} was created", t.display());
     }
-    let r = run(&sb, &["--allowed-commands", "cp"], json!(["cp", "hello.txt", sb.outside.to_str().unwrap()])).ok();
+    let r = run(&sb, &["--allowed-commands", "cp"], json!(["cp", "hello.txt", sb.outside.to_str().unwrap()]))
+        .ok();
     assert!(r.stdout.starts_with("Exit code: 1"), "{}", r.stdout);
     assert_eq!(sb.outside_state(), before, "nothing outside the roots changed");
     // Inside the workspace, new files and folders at the top level work.
@@ -95,7 +96,11 @@ fn git_folders_and_corral_files_stay_read_only() {
     std::fs::write(sb.ws.join("sub/corral.toml"), "# the project's\n").unwrap();
     for target in [".git/hooks/pre-commit", "sub/.corral/evil.wasm", ".git/config"] {
         let r = run(&sb, &["--allowed-commands", "touch"], json!(["touch", target])).ok();
-        assert!(r.stdout.contains("Read-only file system") || r.stdout.contains("Permission denied"), "{}", r.stdout);
+        assert!(
+            r.stdout.contains("Read-only file system") || r.stdout.contains("Permission denied"),
+            "{}",
+            r.stdout
+        );
         assert!(!sb.ws.join(target).exists(), "{target} was created");
     }
     let r = run(&sb, &["--allowed-commands", "cp"], json!(["cp", "hello.txt", "sub/corral.toml"])).ok();
@@ -105,7 +110,9 @@ fn git_folders_and_corral_files_stay_read_only() {
     assert!(r.stdout.starts_with("Exit code: 1"), "{}", r.stdout);
     assert!(sb.ws.join(".git/hooks").is_dir());
     // The person can lift the rule for .git/.
-    let r = run(&sb, &["--allowed-commands", "touch", "--allow-git-writes"], json!(["touch", ".git/hooks/x"])).ok();
+    let r =
+        run(&sb, &["--allowed-commands", "touch", "--allow-git-writes"], json!(["touch", ".git/hooks/x"]))
+            .ok();
     assert_eq!(r.stdout.trim(), "(no output)", "{}", r.stdout);
     assert!(sb.ws.join(".git/hooks/x").exists());
 }
@@ -140,7 +147,8 @@ fn the_network_is_off_for_commands_unless_the_person_turns_it_on() {
         let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         tcp.set_nonblocking(true).unwrap();
         udp.set_nonblocking(true).unwrap();
-        let (tp, up) = (tcp.local_addr().unwrap().port().to_string(), udp.local_addr().unwrap().port().to_string());
+        let (tp, up) =
+            (tcp.local_addr().unwrap().port().to_string(), udp.local_addr().unwrap().port().to_string());
         let mut flags = vec!["--allowed-commands", python];
         if network {
             flags.push("--command-network");
@@ -195,15 +203,15 @@ fn argument_rules_refuse_programs_that_run_programs() {
     ];
     let mut programs: Vec<&str> = cases.iter().map(|c| c[0]).collect();
     programs.dedup();
-    let on_path = |p: &&str| {
-        std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join(p).is_file())
-    };
+    let on_path =
+        |p: &&str| std::env::split_paths(&std::env::var_os("PATH").unwrap()).any(|d| d.join(p).is_file());
     let programs: Vec<&str> = programs.into_iter().filter(on_path).collect();
     let list = programs.join(",");
     for case in cases.iter().filter(|c| programs.contains(&c[0])) {
         let r = run(&sb, &["--allowed-commands", &list], json!(case)).tool_err();
         assert!(
-            r.stderr.contains("error (permission-denied): refused: `") && r.stderr.contains("(a command-argument rule)"),
+            r.stderr.contains("error (permission-denied): refused: `")
+                && r.stderr.contains("(a command-argument rule)"),
             "{case:?}: {}",
             r.stderr
         );
@@ -223,9 +231,10 @@ fn the_model_key_is_never_passed_to_commands() {
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("commands.env: 'OPENAI_API_KEY' holds a model credential"), "{}", r.stderr);
-    let r = sb.run_with_env(&["--allowed-commands", "env", "tool", "run_command", r#"{"command":["env"]}"#], &[
-        ("CORRAL_API_KEY", "sk-corral-secret"),
-    ]);
+    let r = sb.run_with_env(
+        &["--allowed-commands", "env", "tool", "run_command", r#"{"command":["env"]}"#],
+        &[("CORRAL_API_KEY", "sk-corral-secret")],
+    );
     assert!(!r.stdout.contains("sk-corral") && r.stdout.contains("TMPDIR="), "{}", r.stdout);
 }
 
@@ -252,7 +261,8 @@ fn real_work_runs_inside_git_python_make() {
     assert_eq!(r.stdout, " M hello.txt\n");
     let r = run(&sb, &["--allowed-commands", "git"], json!(["git", "diff"])).ok();
     assert!(r.stdout.contains("-world\n+there\n"), "{}", r.stdout);
-    std::fs::write(sb.ws.join("Makefile"), "out.txt: hello.txt\n\ttr a-z A-Z < hello.txt > out.txt\n").unwrap();
+    std::fs::write(sb.ws.join("Makefile"), "out.txt: hello.txt\n\ttr a-z A-Z < hello.txt > out.txt\n")
+        .unwrap();
     let r = run(&sb, &["--allowed-commands", "make"], json!(["make"])).ok();
     assert!(!r.stdout.starts_with("Exit code"), "{}", r.stdout);
     assert_eq!(std::fs::read_to_string(sb.ws.join("out.txt")).unwrap(), "HELLO\nTHERE\n");
@@ -263,7 +273,8 @@ fn real_work_runs_inside_git_python_make() {
              pathlib.Path('py.txt').write_text(str(sum(range(10))))\n",
         )
         .unwrap();
-        let r = run(&sb, &["--allowed-commands", "/usr/bin/python3"], json!(["/usr/bin/python3", "job.py"])).ok();
+        let r =
+            run(&sb, &["--allowed-commands", "/usr/bin/python3"], json!(["/usr/bin/python3", "job.py"])).ok();
         assert_eq!(r.stdout.trim(), "(no output)", "{}", r.stdout);
         assert_eq!(std::fs::read_to_string(sb.ws.join("py.txt")).unwrap(), "45");
     }
@@ -280,8 +291,11 @@ fn cargo_builds_a_small_crate_inside() {
         return;
     }
     std::fs::create_dir_all(sb.ws.join("tiny/src")).unwrap();
-    std::fs::write(sb.ws.join("tiny/Cargo.toml"), "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
-        .unwrap();
+    std::fs::write(
+        sb.ws.join("tiny/Cargo.toml"),
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
     std::fs::write(sb.ws.join("tiny/src/main.rs"), "fn main() { println!(\"tiny ran\"); }\n").unwrap();
     let cargo = cargo.to_str().unwrap();
     let flags = [

@@ -8,12 +8,18 @@ use crate::capabilities::sandbox::{self, Support};
 pub fn verdict(support: &Support, unsandboxed: bool, locked: bool) -> (&'static str, String) {
     match support.missing() {
         None => ("confined", "commands run inside the sandbox".into()),
-        Some(why) if unsandboxed => ("unconfined", format!("{why}; commands.unsandboxed accepts running them unconfined")),
+        Some(why) if unsandboxed => {
+            ("unconfined", format!("{why}; commands.unsandboxed accepts running them unconfined"))
+        }
         Some(why) if locked => (
             "refused",
-            format!("{why}; this locked-down run (CI or a policy) refuses commands unless commands.unsandboxed is set"),
+            format!(
+                "{why}; this locked-down run (CI or a policy) refuses commands unless commands.unsandboxed is set"
+            ),
         ),
-        Some(why) => ("unconfined", format!("{why}; commands run with your full rights (a warning is shown)")),
+        Some(why) => {
+            ("unconfined", format!("{why}; commands run with your full rights (a warning is shown)"))
+        }
     }
 }
 

@@ -255,13 +255,11 @@ pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
     }
     session.net = NetPolicy::from_settings(&settings.network).map_err(SetupError::Network)?;
     let root_paths: Vec<PathBuf> = session.roots.all().iter().map(|r| r.path.clone()).collect();
-    session.commands = CommandPolicy::from_settings(
-        &settings.commands,
-        &root_paths,
-        &session.local,
-        &|k: &str| std::env::var_os(k),
-    )
-    .map_err(SetupError::Commands)?;
+    session.commands =
+        CommandPolicy::from_settings(&settings.commands, &root_paths, &session.local, &|k: &str| {
+            std::env::var_os(k)
+        })
+        .map_err(SetupError::Commands)?;
     // The command sandbox: corral's own folders stay out of reach, and a locked-down run refuses
     // to run commands unconfined unless the person or the policy accepts it.
     session.commands.confine.hidden.extend(protected.iter().cloned());

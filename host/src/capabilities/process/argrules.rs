@@ -8,16 +8,21 @@ pub fn check(program: &str, args: &[String]) -> Option<String> {
     let name = std::path::Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or(program);
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     let has = |flags: &[&str]| {
-        args.iter().find(|a| flags.iter().any(|f| a == f || (f.starts_with("--") && a.starts_with(&format!("{f}=")))))
+        args.iter().find(|a| {
+            flags.iter().any(|f| a == f || (f.starts_with("--") && a.starts_with(&format!("{f}="))))
+        })
     };
     match base {
         "git" => git(args),
-        "find" => has(&["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"])
-            .map(|f| format!("find {f} runs programs or changes files from find's arguments")),
+        "find" => {
+            has(&["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"])
+                .map(|f| format!("find {f} runs programs or changes files from find's arguments"))
+        }
         "rg" => has(&["--pre"]).map(|_| "rg --pre runs a program on every file searched".into()),
-        "env" | "nice" | "timeout" | "xargs" | "sudo" | "doas" | "su" | "runuser" | "nohup" | "setsid" | "stdbuf"
-        | "chroot" | "unshare" | "nsenter" | "strace" | "ltrace" | "flock" | "ionice" | "taskset" | "chrt"
-        | "script" | "watch" | "time" | "busybox" | "systemd-run" | "firejail" | "bwrap" | "parallel"
+        "env" | "nice" | "timeout" | "xargs" | "sudo" | "doas" | "su" | "runuser" | "nohup" | "setsid"
+        | "stdbuf" | "chroot" | "unshare" | "nsenter" | "strace" | "ltrace" | "flock" | "ionice"
+        | "taskset" | "chrt" | "script" | "watch" | "time" | "busybox" | "systemd-run" | "firejail"
+        | "bwrap" | "parallel"
             if !args.is_empty() =>
         {
             Some(format!("{name} runs the program named in its arguments; ask for that program directly"))
@@ -40,13 +45,72 @@ pub fn check(program: &str, args: &[String]) -> Option<String> {
 /// git subcommands that run no program named by the command line or by repository config
 /// beyond what the sandbox contains (hooks and filters still run: the sandbox holds them).
 const GIT_SUBCOMMANDS: &[&str] = &[
-    "status", "ls-remote", "diff", "log", "show", "add", "rm", "mv", "restore", "reset", "commit", "branch", "switch",
-    "checkout", "merge", "stash", "tag", "init", "clone", "fetch", "pull", "push", "remote", "rev-parse",
-    "rev-list", "ls-files", "ls-tree", "cat-file", "blame", "shortlog", "describe", "grep", "apply", "am",
-    "format-patch", "cherry-pick", "revert", "rebase", "bisect", "worktree", "clean", "notes", "reflog",
-    "config", "version", "help", "range-diff", "merge-base", "name-rev", "show-ref", "symbolic-ref",
-    "for-each-ref", "count-objects", "fsck", "gc", "hash-object", "update-index", "write-tree", "diff-tree",
-    "diff-files", "diff-index", "check-ignore", "check-attr", "sparse-checkout", "submodule", "whatchanged",
+    "status",
+    "ls-remote",
+    "diff",
+    "log",
+    "show",
+    "add",
+    "rm",
+    "mv",
+    "restore",
+    "reset",
+    "commit",
+    "branch",
+    "switch",
+    "checkout",
+    "merge",
+    "stash",
+    "tag",
+    "init",
+    "clone",
+    "fetch",
+    "pull",
+    "push",
+    "remote",
+    "rev-parse",
+    "rev-list",
+    "ls-files",
+    "ls-tree",
+    "cat-file",
+    "blame",
+    "shortlog",
+    "describe",
+    "grep",
+    "apply",
+    "am",
+    "format-patch",
+    "cherry-pick",
+    "revert",
+    "rebase",
+    "bisect",
+    "worktree",
+    "clean",
+    "notes",
+    "reflog",
+    "config",
+    "version",
+    "help",
+    "range-diff",
+    "merge-base",
+    "name-rev",
+    "show-ref",
+    "symbolic-ref",
+    "for-each-ref",
+    "count-objects",
+    "fsck",
+    "gc",
+    "hash-object",
+    "update-index",
+    "write-tree",
+    "diff-tree",
+    "diff-files",
+    "diff-index",
+    "check-ignore",
+    "check-attr",
+    "sparse-checkout",
+    "submodule",
+    "whatchanged",
 ];
 
 /// Options of git (before the subcommand) that take a value as the next argument.
@@ -56,7 +120,9 @@ fn git(args: &[String]) -> Option<String> {
     let mut i = 0;
     while let Some(a) = args.get(i) {
         if a == "-c" || a.starts_with("-c") && a.len() > 2 || a.starts_with("--config-env") {
-            return Some(format!("git {a} sets git config from the arguments, which can name programs to run"));
+            return Some(format!(
+                "git {a} sets git config from the arguments, which can name programs to run"
+            ));
         }
         if a.starts_with("--exec-path") {
             return Some("git --exec-path picks where git finds the programs it runs".into());
@@ -71,14 +137,18 @@ fn git(args: &[String]) -> Option<String> {
         }
         break;
     }
-    let Some(sub) = args.get(i) else { return None };
+    let sub = args.get(i)?;
     if !GIT_SUBCOMMANDS.contains(&sub.as_str()) {
-        return Some(format!("git {sub} is not a known git command: it may be an alias, which can run any program"));
+        return Some(format!(
+            "git {sub} is not a known git command: it may be an alias, which can run any program"
+        ));
     }
     let rest = &args[i + 1..];
     let bad = |flags: &[&str]| {
         rest.iter().find(|a| {
-            flags.iter().any(|f| a == f || a.starts_with(&format!("{f}=")) || (f.len() == 2 && a.starts_with(f)))
+            flags
+                .iter()
+                .any(|f| a == f || a.starts_with(&format!("{f}=")) || (f.len() == 2 && a.starts_with(f)))
         })
     };
     let found = match sub.as_str() {
@@ -89,16 +159,35 @@ fn git(args: &[String]) -> Option<String> {
         "grep" => bad(&["--open-files-in-pager", "-O"]),
         "diff" | "log" | "show" | "whatchanged" => bad(&["--ext-diff"]),
         "config" => {
-            let edits = ["--add", "--unset", "--unset-all", "--replace-all", "--edit", "-e", "--rename-section",
-                "--remove-section", "set", "unset", "edit", "rename-section", "remove-section"];
+            let edits = [
+                "--add",
+                "--unset",
+                "--unset-all",
+                "--replace-all",
+                "--edit",
+                "-e",
+                "--rename-section",
+                "--remove-section",
+                "set",
+                "unset",
+                "edit",
+                "rename-section",
+                "remove-section",
+            ];
             let positional: Vec<&String> = rest.iter().filter(|a| !a.starts_with('-')).collect();
             let reads = positional.first().is_some_and(|a| *a == "get" || *a == "list");
-            rest.iter().find(|a| edits.contains(&a.as_str())).or(if positional.len() >= 2 && !reads { positional.last().copied() } else { None })
+            rest.iter().find(|a| edits.contains(&a.as_str())).or(if positional.len() >= 2 && !reads {
+                positional.last().copied()
+            } else {
+                None
+            })
         }
         _ => None,
     };
     if let Some(f) = found {
-        return Some(format!("git {sub} {f} makes git run a program named in the arguments or writes git config"));
+        return Some(format!(
+            "git {sub} {f} makes git run a program named in the arguments or writes git config"
+        ));
     }
     match (sub.as_str(), rest.first().map(String::as_str)) {
         ("bisect", Some("run")) => Some("git bisect run runs the program named in its arguments".into()),
@@ -159,7 +248,10 @@ mod tests {
         ];
         for c in refused {
             let why = check(c[0], &args(&c[1..]));
-            assert!(why.as_deref().is_some_and(|w| w.ends_with("(a command-argument rule)")), "{c:?}: {why:?}");
+            assert!(
+                why.as_deref().is_some_and(|w| w.ends_with("(a command-argument rule)")),
+                "{c:?}: {why:?}"
+            );
         }
     }
 

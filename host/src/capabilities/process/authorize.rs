@@ -37,16 +37,16 @@ pub fn authorize(session: &Session, plugin: &str, req: &Request) -> Result<PathB
     let rule = if p.yolo { None } else { argrules::check(&req.program, &req.args) };
     let line = shown(&req.program, &req.args);
     let listed = p.listed(&req.program);
-    if let (Some(why), Some(_)) = (&rule, listed) {
-        if p.mode != Mode::Ask {
-            return Err(ProcError::new(
-                Code::Denied,
-                format!(
-                    "refused: `{line}`: {why}. The person can run it themselves, start corral with --commands ask to \
-                     be asked for such commands, or --yolo"
-                ),
-            ));
-        }
+    if let (Some(why), Some(_)) = (&rule, listed)
+        && p.mode != Mode::Ask
+    {
+        return Err(ProcError::new(
+            Code::Denied,
+            format!(
+                "refused: `{line}`: {why}. The person can run it themselves, start corral with --commands ask to \
+                 be asked for such commands, or --yolo"
+            ),
+        ));
     }
     if let Some(path) = listed {
         if rule.is_some() {

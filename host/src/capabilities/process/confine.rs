@@ -52,10 +52,7 @@ pub struct Confinement {
 }
 
 impl Confinement {
-    pub fn new(
-        s: &crate::config::CommandSettings,
-        env: &dyn Fn(&str) -> Option<OsString>,
-    ) -> Confinement {
+    pub fn new(s: &crate::config::CommandSettings, env: &dyn Fn(&str) -> Option<OsString>) -> Confinement {
         let home = env("HOME").map(PathBuf::from).filter(|h| h.is_absolute());
         let mut read = paths::default_read(home.as_deref(), env);
         read.extend(s.read_paths.iter().cloned());
@@ -122,8 +119,8 @@ pub fn spec(session: &Session, program: &Path, scratch: &Path) -> Result<Sandbox
 /// The sandbox for one command and its scratch folder; `None` for the sandbox when it is
 /// unavailable and running unconfined is allowed (warned about once).
 pub fn prepare(session: &Session, program: &Path) -> Result<(Option<Arc<Sandbox>>, Scratch), ProcError> {
-    let scratch =
-        Scratch::create().map_err(|e| ProcError::new(Code::Io, format!("cannot make the command's temp folder: {e}")))?;
+    let scratch = Scratch::create()
+        .map_err(|e| ProcError::new(Code::Io, format!("cannot make the command's temp folder: {e}")))?;
     let c = &session.commands.confine;
     let spec = spec(session, program, scratch.path())?;
     match Sandbox::prepare(&spec) {

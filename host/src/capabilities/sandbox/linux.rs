@@ -28,7 +28,8 @@ pub struct Prepared {
 }
 
 fn cstring(p: &Path) -> Result<CString, SandboxError> {
-    CString::new(p.as_os_str().as_bytes()).map_err(|_| SandboxError::Prepare(format!("{} has a NUL byte", p.display())))
+    CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| SandboxError::Prepare(format!("{} has a NUL byte", p.display())))
 }
 
 /// The flags of the mount holding `p` that a remount inside a user namespace must keep.
@@ -57,7 +58,8 @@ fn add(
 ) -> Result<landlock::RulesetCreated, SandboxError> {
     let Ok(fd) = PathFd::new(path) else { return Ok(rs) };
     let access = if path.is_dir() { access } else { access & AccessFs::from_file(TARGET) };
-    rs.add_rule(PathBeneath::new(fd, access)).map_err(|e| SandboxError::Prepare(format!("{}: {e}", path.display())))
+    rs.add_rule(PathBeneath::new(fd, access))
+        .map_err(|e| SandboxError::Prepare(format!("{}: {e}", path.display())))
 }
 
 impl Prepared {
@@ -86,8 +88,11 @@ impl Prepared {
         // With namespaces the protected paths are remounted read-only, so the writable roots are
         // granted whole; without, the rules are built around them.
         let mut write = Vec::new();
-        let holes: Vec<PathBuf> =
-            if namespaces { spec.hidden.clone() } else { spec.hidden.iter().chain(&spec.protected).cloned().collect() };
+        let holes: Vec<PathBuf> = if namespaces {
+            spec.hidden.clone()
+        } else {
+            spec.hidden.iter().chain(&spec.protected).cloned().collect()
+        };
         for p in &spec.write {
             paths::around(p, &holes, &mut write);
         }
@@ -102,7 +107,11 @@ impl Prepared {
         }
         let fd: Option<OwnedFd> = rs.into();
         let ruleset = fd.ok_or_else(|| SandboxError::Unavailable("Landlock refused the ruleset".into()))?;
-        let filter = if support.seccomp { Some(seccomp::program(spec.network).map_err(SandboxError::Prepare)?) } else { None };
+        let filter = if support.seccomp {
+            Some(seccomp::program(spec.network).map_err(SandboxError::Prepare)?)
+        } else {
+            None
+        };
         // SAFETY: getuid/getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let mut read_only = Vec::new();
@@ -158,7 +167,13 @@ fn enter(p: &Prepared) -> io::Result<()> {
             let none = std::ptr::null::<libc::c_char>();
             check(libc::mount(none, c"/".as_ptr(), none, libc::MS_REC | libc::MS_SLAVE, std::ptr::null()))?;
             for (path, flags) in &p.read_only {
-                check(libc::mount(path.as_ptr(), path.as_ptr(), none, libc::MS_BIND | libc::MS_REC, std::ptr::null()))?;
+                check(libc::mount(
+                    path.as_ptr(),
+                    path.as_ptr(),
+                    none,
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                ))?;
                 let ro = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY | flags;
                 check(libc::mount(none, path.as_ptr(), none, ro, std::ptr::null()))?;
             }
@@ -173,7 +188,11 @@ fn enter(p: &Prepared) -> io::Result<()> {
                 len: u16::try_from(f.len()).unwrap_or(u16::MAX),
                 filter: f.as_ptr() as *mut libc::sock_filter,
             };
-            check(libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog as *const libc::sock_fprog))?;
+            check(libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER,
+                &prog as *const libc::sock_fprog,
+            ))?;
         }
     }
     Ok(())

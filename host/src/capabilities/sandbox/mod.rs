@@ -7,12 +7,12 @@
 //! seccomp filter when the network is off, and no new privileges. [`Sandbox::apply_to`] hooks
 //! it into a `Command`; the child only makes async-signal-safe system calls before exec.
 
-pub mod paths;
-mod support;
 #[cfg(target_os = "linux")]
 mod linux;
+pub mod paths;
 #[cfg(target_os = "linux")]
 mod seccomp;
+mod support;
 #[cfg(test)]
 mod tests;
 
@@ -81,10 +81,9 @@ impl Sandbox {
     /// `Arc` of it) until `spawn` returned.
     pub fn apply_to(self: &std::sync::Arc<Self>, cmd: &mut std::process::Command) {
         use std::os::unix::process::CommandExt;
-        let mut hook = self.hook();
         // SAFETY: the hook only makes async-signal-safe system calls (see `hook`).
         unsafe {
-            cmd.pre_exec(move || hook());
+            cmd.pre_exec(self.hook());
         }
     }
 

@@ -6,25 +6,80 @@ use std::path::{Path, PathBuf};
 
 /// System folders every program needs to read (those that exist are used).
 pub const SYSTEM_READ: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc", "/nix/store", "/snap", "/proc",
-    "/sys", "/run/systemd/resolve",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/opt",
+    "/etc",
+    "/nix/store",
+    "/snap",
+    "/proc",
+    "/sys",
+    "/run/systemd/resolve",
 ];
 /// Device files programs read and write.
 pub const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
 /// Files under the system folders that hold secrets (read by root only, but corral may run as root).
-pub const SYSTEM_SECRETS: &[&str] =
-    &["/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private"];
+pub const SYSTEM_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssh",
+    "/etc/ssl/private",
+];
 /// Toolchain folders in the home folder, read (with their secrets held back, see [`HOME_SECRETS`]).
 pub const HOME_TOOLCHAINS: &[&str] = &[
-    ".cargo", ".rustup", ".local/bin", ".local/lib", ".pyenv", ".nvm", ".volta", ".bun", ".deno", ".npm", "go/pkg/mod",
-    ".cache/pip", ".m2/repository", ".gradle/caches",
+    ".cargo",
+    ".rustup",
+    ".local/bin",
+    ".local/lib",
+    ".pyenv",
+    ".nvm",
+    ".volta",
+    ".bun",
+    ".deno",
+    ".npm",
+    "go/pkg/mod",
+    ".cache/pip",
+    ".m2/repository",
+    ".gradle/caches",
 ];
 /// The person's secrets under the home folder: never granted, even when a granted folder holds them.
 pub const HOME_SECRETS: &[&str] = &[
-    ".ssh", ".aws", ".gnupg", ".config/corral", ".cache/corral", ".local/state/corral", ".netrc", ".git-credentials",
-    ".docker", ".kube", ".azure", ".config/gcloud", ".config/gh", ".config/hub", ".npmrc", ".pypirc", ".pgpass",
-    ".password-store", ".local/share/keyrings", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
-    ".vault-token", ".terraform.d", ".mozilla", ".config/google-chrome", ".config/chromium",
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/corral",
+    ".cache/corral",
+    ".local/state/corral",
+    ".netrc",
+    ".git-credentials",
+    ".docker",
+    ".kube",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/hub",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".password-store",
+    ".local/share/keyrings",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".vault-token",
+    ".terraform.d",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
 ];
 /// Names that stay read-only wherever they are in a writable root (when they exist at start).
 pub const PROTECTED_NAMES: &[&str] = &["corral.toml", ".corral"];

@@ -22,10 +22,11 @@ pub fn program(network: bool) -> Result<BpfProgram, String> {
         rules.insert(libc::SYS_socket, Vec::new());
     }
     rules.insert(libc::SYS_io_uring_setup, Vec::new());
-    let tiocsti = ioctl_is(libc::TIOCSTI as u64).map_err(|e| fail(&e))?;
-    let tioclinux = ioctl_is(libc::TIOCLINUX as u64).map_err(|e| fail(&e))?;
+    let tiocsti = ioctl_is(libc::TIOCSTI).map_err(|e| fail(&e))?;
+    let tioclinux = ioctl_is(libc::TIOCLINUX).map_err(|e| fail(&e))?;
     rules.insert(libc::SYS_ioctl, vec![tiocsti, tioclinux]);
-    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EACCES as u32), arch)
-        .map_err(|e| fail(&e))?;
+    let filter =
+        SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EACCES as u32), arch)
+            .map_err(|e| fail(&e))?;
     filter.try_into().map_err(|e: seccompiler::BackendError| fail(&e))
 }

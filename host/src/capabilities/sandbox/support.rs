@@ -73,7 +73,12 @@ fn landlock_abi() -> i32 {
     const LANDLOCK_CREATE_RULESET_VERSION: libc::c_long = 1;
     // SAFETY: landlock_create_ruleset(NULL, 0, VERSION) only returns the ABI version (or -1).
     let v = unsafe {
-        libc::syscall(libc::SYS_landlock_create_ruleset, std::ptr::null::<u8>(), 0usize, LANDLOCK_CREATE_RULESET_VERSION)
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
     };
     i32::try_from(v).unwrap_or(0).max(0)
 }
@@ -90,11 +95,14 @@ fn seccomp() -> bool {
 #[cfg(target_os = "linux")]
 fn namespaces() -> bool {
     use std::os::unix::process::CommandExt;
-    let Some(prog) = ["/usr/bin/true", "/bin/true"].into_iter().find(|p| std::path::Path::new(p).exists()) else {
+    let Some(prog) = ["/usr/bin/true", "/bin/true"].into_iter().find(|p| std::path::Path::new(p).exists())
+    else {
         return false;
     };
     let mut cmd = std::process::Command::new(prog);
-    cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
     // SAFETY: unshare(2) is async-signal-safe; nothing else runs in the child before exec.
     unsafe {
         cmd.pre_exec(|| {

@@ -34,8 +34,10 @@ fn protected_paths_are_found_at_any_depth_without_entering_them() {
     std::fs::write(root.join("src/corral.toml.bak"), "").unwrap();
     let mut found = protected_in(&root, true).unwrap();
     found.sort();
-    let want: Vec<PathBuf> =
-        [".git", "deep/corral.toml", "deep/er/.corral", "vendor/x/.git"].iter().map(|p| root.join(p)).collect();
+    let want: Vec<PathBuf> = [".git", "deep/corral.toml", "deep/er/.corral", "vendor/x/.git"]
+        .iter()
+        .map(|p| root.join(p))
+        .collect();
     assert_eq!(found, want);
     let found = protected_in(&root, false).unwrap();
     assert_eq!(found.len(), 2, "with .git writes allowed only corral's own: {found:?}");
