@@ -46,7 +46,7 @@ pub fn run(g: &GlobalArgs, json: bool) -> Result<i32, SetupError> {
         format!(
             "Command sandbox on {os}\n  Landlock ABI:        {abi} (files: {files}; TCP rules: {tcp}; socket and signal scoping: {scope})\n  \
              namespaces:          {ns} (protected paths remounted read-only, network namespace)\n  \
-             seccomp:             {sc}\n  network when off:    {method}\n  network for commands: {network}\n  \
+             seccomp:             {sc}\n  network when off:    {method}\n  command network:     {network}\n  \
              commands:            {state}: {why}\n",
             os = std::env::consts::OS,
             abi = s.landlock_abi,
@@ -60,4 +60,21 @@ pub fn run(g: &GlobalArgs, json: bool) -> Result<i32, SetupError> {
     };
     print(&text);
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::verdict;
+    use crate::capabilities::sandbox::Support;
+
+    #[test]
+    fn the_verdict_follows_support_acceptance_and_lock_down() {
+        let good = Support { landlock_abi: 7, namespaces: true, seccomp: true };
+        let none = Support::default();
+        assert_eq!(verdict(&good, false, true).0, if cfg!(target_os = "linux") { "confined" } else { "refused" });
+        assert_eq!(verdict(&none, false, true).0, "refused");
+        assert!(verdict(&none, false, true).1.contains("commands.unsandboxed"));
+        assert_eq!(verdict(&none, true, true).0, "unconfined");
+        assert_eq!(verdict(&none, false, false).0, "unconfined");
+    }
 }
