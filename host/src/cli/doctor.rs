@@ -71,7 +71,10 @@ mod tests {
     fn the_verdict_follows_support_acceptance_and_lock_down() {
         let good = Support { landlock_abi: 7, namespaces: true, seccomp: true };
         let none = Support::default();
-        assert_eq!(verdict(&good, false, true).0, if cfg!(target_os = "linux") { "confined" } else { "refused" });
+        assert_eq!(
+            verdict(&good, false, true).0,
+            if cfg!(target_os = "linux") { "confined" } else { "refused" }
+        );
         assert_eq!(verdict(&none, false, true).0, "refused");
         assert!(verdict(&none, false, true).1.contains("commands.unsandboxed"));
         assert_eq!(verdict(&none, true, true).0, "unconfined");
