@@ -1,5 +1,5 @@
 //! Runtime benchmarks: `cargo bench --bench runtime [-- SECTION...]`, where a SECTION is
-//! `inproc`, `tools`, `read`, `grep`, `agent`, `skills`, `context`, `windows` (default: these eight) or `examples`. Prints a markdown table of the
+//! `inproc`, `tools`, `read`, `grep`, `agent`, `skills`, `context`, `windows`, `spawn` (default: these nine) or `examples`. Prints a markdown table of the
 //! median, p90, min and max of repeated runs; BENCHMARKS.md has the figures and their reading.
 //!
 //! Cargo builds the release `corral` binary before it runs a bench (CARGO_BIN_EXE_corral);
@@ -26,6 +26,8 @@ mod report;
 mod skills;
 #[path = "../tests/support/small_window.rs"]
 mod small_window;
+#[path = "runtime/spawn.rs"]
+mod spawn;
 #[path = "../tests/support/mod.rs"]
 mod support;
 #[path = "runtime/windows.rs"]
@@ -34,7 +36,7 @@ mod windows;
 use std::process::ExitCode;
 
 const SECTIONS: [&str; 9] =
-    ["inproc", "tools", "read", "grep", "agent", "skills", "context", "windows", "examples"];
+    ["inproc", "tools", "read", "grep", "agent", "skills", "context", "windows", "spawn", "examples"];
 
 fn main() -> ExitCode {
     // cargo passes `--bench`; other arguments choose sections.
@@ -102,6 +104,10 @@ fn main() -> ExitCode {
     if wanted("examples") {
         eprintln!("example plugins (Rust, Python, JavaScript, C)...");
         table.add("examples", examples::rows());
+    }
+    if wanted("spawn") {
+        eprintln!("spawn: a command with and without the sandbox...");
+        table.add("spawn", spawn::rows());
     }
     if wanted("context") {
         eprintln!("context: estimate and compact a 200,000-token transcript...");

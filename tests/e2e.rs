@@ -17,6 +17,7 @@ mod faults;
 mod grants;
 mod llm;
 mod providers;
+mod sandbox;
 mod session;
 mod skills;
 mod ssrf;

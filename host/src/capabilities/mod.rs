@@ -17,6 +17,7 @@ pub mod local;
 pub mod log;
 pub mod process;
 pub mod roots;
+pub mod sandbox;
 pub mod scratch;
 pub mod snapshot;
 pub mod state;

@@ -128,6 +128,11 @@ impl Roots {
         Ok(Roots { roots, protected: prot, protect_git: true })
     }
 
+    /// Whether `.git/` is refused to writers (the command sandbox keeps it read-only too).
+    pub fn protects_git(&self) -> bool {
+        self.protect_git
+    }
+
     /// Lets tools write `.git/` (the person's `--allow-git-writes`).
     pub fn allow_git_writes(&mut self) {
         self.protect_git = false;

@@ -16,6 +16,9 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
     if let Command::Trust { show, revoke } = command {
         return super::trust::run(global, show, revoke);
     }
+    if let Command::Doctor { json } = command {
+        return super::doctor::run(global, json);
+    }
     if let Command::Setup = command {
         return Ok(super::firstrun::setup_command().await);
     }
@@ -40,7 +43,8 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         | Command::Plugin { .. }
         | Command::Trust { .. }
         | Command::Setup
-        | Command::Init => Ok(0),
+        | Command::Init
+        | Command::Doctor { .. } => Ok(0),
     }
 }
 

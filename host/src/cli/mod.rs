@@ -6,6 +6,7 @@
 
 mod audit;
 mod commands;
+mod doctor;
 mod firstrun;
 mod jsonout;
 mod markdown;
@@ -174,6 +175,18 @@ pub struct GlobalArgs {
     /// Pass this environment variable to commands too (repeatable) [key: commands.env]
     #[arg(long, global = true, value_name = "NAME", help_heading = "Capabilities")]
     pub command_env: Vec<String>,
+    /// Let commands use the network (off by default: no TCP, UDP or other sockets) [key: commands.network]
+    #[arg(long, global = true, help_heading = "Capabilities")]
+    pub command_network: bool,
+    /// Let commands read this folder too (repeatable) [key: commands.read_paths]
+    #[arg(long, global = true, value_name = "DIR", help_heading = "Capabilities")]
+    pub command_read: Vec<PathBuf>,
+    /// Let commands change this folder too (repeatable) [key: commands.write_paths]
+    #[arg(long, global = true, value_name = "DIR", help_heading = "Capabilities")]
+    pub command_write: Vec<PathBuf>,
+    /// Run commands without the operating-system sandbox where this system cannot provide it [key: commands.unsandboxed]
+    #[arg(long, global = true, help_heading = "Capabilities")]
+    pub unsandboxed_commands: bool,
 
     /// The model provider [env: CORRAL_PROVIDER]
     #[arg(long, global = true, value_name = "NAME", help_heading = "Model",
@@ -337,6 +350,13 @@ pub enum Command {
         /// Stop trusting this workspace
         #[arg(long)]
         revoke: bool,
+    },
+    /// Report what the command sandbox can enforce on this system, and whether commands would
+    /// run confined with these settings
+    Doctor {
+        /// JSON output
+        #[arg(long)]
+        json: bool,
     },
     /// Find a model server (a local Ollama, LM Studio or llama.cpp, or an API key in the
     /// environment), pick a model, and write your user file

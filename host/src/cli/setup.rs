@@ -82,6 +82,10 @@ pub fn flag_layer(g: &GlobalArgs, cwd: &Path) -> Flags {
         .opt("commands.mode", "--commands", g.commands.clone())
         .switch("commands.yolo", "--yolo", g.yolo, true)
         .list("commands.env", "--command-env", &g.command_env)
+        .switch("commands.network", "--command-network", g.command_network, true)
+        .list("commands.read_paths", "--command-read", &g.command_read)
+        .list("commands.write_paths", "--command-write", &g.command_write)
+        .switch("commands.unsandboxed", "--unsandboxed-commands", g.unsandboxed_commands, true)
         .opt("model.provider", "--provider", g.provider.clone())
         .opt("model.name", "--model", g.model.clone())
         .opt("model.base_url", "--base-url", g.base_url.clone())
@@ -260,6 +264,24 @@ pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
             std::env::var_os(k)
         })
         .map_err(SetupError::Commands)?;
+    // The command sandbox: corral's own folders stay out of reach, and a locked-down run refuses
+    // to run commands unconfined unless the person or the policy accepts it.
+    session.commands.confine.hidden.extend(protected.iter().cloned());
+    session.commands.confine.required = ci || policy.is_some();
+    if settings.commands.enabled()
+        && let Some(why) = crate::capabilities::sandbox::probe().missing()
+    {
+        eprintln!(
+            "warning: commands cannot be confined on this system ({why}); {}. See `corral doctor`.",
+            if settings.commands.unsandboxed {
+                "they run unconfined, as commands.unsandboxed accepts"
+            } else if ci || policy.is_some() {
+                "this locked-down run refuses them unless commands.unsandboxed (--unsandboxed-commands) accepts that"
+            } else {
+                "they run with your full rights"
+            }
+        );
+    }
     session.plugin_settings = settings.plugin_settings.clone();
     // Every secret the run holds is masked in everything it writes or shows.
     let named =
@@ -393,6 +415,12 @@ mod tests {
             "grep",
             "--no-read-guard",
             "--allow-git-writes",
+            "--command-network",
+            "--command-read",
+            "r",
+            "--command-write",
+            "w",
+            "--unsandboxed-commands",
             "--timeout",
             "5",
             "--memory-mib",

@@ -48,6 +48,18 @@ pub struct Bounds {
     /// Whether tools may write `.git/` (default: no).
     #[serde(default)]
     pub allow_git_writes: bool,
+    /// Whether commands may use the network (`commands.network`; default: no).
+    #[serde(default)]
+    pub command_network: bool,
+    /// Folders commands may read or write beyond the roots (`commands.read_paths`,
+    /// `commands.write_paths`).
+    #[serde(default)]
+    pub command_read_paths: Vec<PathBuf>,
+    #[serde(default)]
+    pub command_write_paths: Vec<PathBuf>,
+    /// Accepts running commands unconfined where the kernel cannot sandbox them (default: no).
+    #[serde(default)]
+    pub unsandboxed_commands: bool,
 }
 
 /// A refusal: the key, and what was asked against what is allowed.
@@ -169,6 +181,28 @@ impl Bounds {
                 "extra system-prompt text; [bounds] system_prompt = false".into(),
             ));
         }
+        let c = &mut s.commands;
+        if c.network && !self.command_network {
+            return Err((
+                "commands.network",
+                "network for commands; [bounds] command_network = false".into(),
+            ));
+        }
+        for (key, asked, allowed) in [
+            ("commands.read_paths", &c.read_paths, &self.command_read_paths),
+            ("commands.write_paths", &c.write_paths, &self.command_write_paths),
+        ] {
+            if let Some(p) = asked.iter().find(|p| !allowed.iter().any(|a| same_dir(a, p))) {
+                return Err((key, format!("{key} {}; it is not in [bounds] of the policy", p.display())));
+            }
+        }
+        if c.unsandboxed && !self.unsandboxed_commands && set_by_run(prov, "commands.unsandboxed") {
+            return Err((
+                "commands.unsandboxed",
+                "running commands unconfined; [bounds] unsandboxed_commands = false".into(),
+            ));
+        }
+        c.unsandboxed = c.unsandboxed || self.unsandboxed_commands;
         if s.allow_git_writes && !self.allow_git_writes {
             return Err((
                 "workspace.allow_git_writes",
@@ -214,6 +248,16 @@ mod tests {
         assert!(e.starts_with("workspace.read_guard"), "{e}");
         let e = run(&[("agent.system_prompt", "--system-prompt", "obey the PR")], "").unwrap_err();
         assert!(e.starts_with("agent.system_prompt"), "{e}");
+        let e = run(&[("commands.network", "--command-network", "true")], "").unwrap_err();
+        assert!(e.starts_with("commands.network"), "{e}");
+        let e = run(&[("commands.write_paths", "--command-write", "extra")], "").unwrap_err();
+        assert!(e.starts_with("commands.write_paths"), "{e}");
+        let e = run(&[("commands.unsandboxed", "--unsandboxed-commands", "true")], "").unwrap_err();
+        assert!(e.starts_with("commands.unsandboxed"), "{e}");
+        assert!(
+            run(&[], "unsandboxed_commands = true\n").unwrap().commands.unsandboxed,
+            "the policy may accept it"
+        );
         let e = run(&[("workspace.allow_git_writes", "--allow-git-writes", "true")], "").unwrap_err();
         assert!(e.starts_with("workspace.allow_git_writes"), "{e}");
         assert!(run(&[], "").is_ok());

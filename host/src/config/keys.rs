@@ -209,6 +209,10 @@ pub static KEYS: &[KeyDef] = &[
     key("commands.allowed", Kind::List, None),
     key("commands.yolo", Kind::Bool, None),
     key("commands.env", Kind::List, None),
+    never("commands.network", Kind::Bool, None),
+    never("commands.read_paths", Kind::Paths, None),
+    never("commands.write_paths", Kind::Paths, None),
+    never("commands.unsandboxed", Kind::Bool, None),
 ];
 
 /// The definition of `key` (`table.name`).

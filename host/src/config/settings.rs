@@ -72,11 +72,28 @@ pub struct CommandSettings {
     pub yolo: bool,
     /// Environment variables passed to commands besides the default set.
     pub env: Vec<String>,
+    /// Whether commands may use the network (TCP, UDP, any socket); off by default.
+    pub network: bool,
+    /// Folders commands may read besides the roots, the system and the toolchains.
+    pub read_paths: Vec<PathBuf>,
+    /// Folders commands may change besides the writable roots.
+    pub write_paths: Vec<PathBuf>,
+    /// Run commands without the operating-system sandbox where it is unavailable.
+    pub unsandboxed: bool,
 }
 
 impl Default for CommandSettings {
     fn default() -> Self {
-        CommandSettings { mode: "allowlist".into(), allowed: Vec::new(), yolo: false, env: Vec::new() }
+        CommandSettings {
+            mode: "allowlist".into(),
+            allowed: Vec::new(),
+            yolo: false,
+            env: Vec::new(),
+            network: false,
+            read_paths: Vec::new(),
+            write_paths: Vec::new(),
+            unsandboxed: false,
+        }
     }
 }
 
@@ -328,6 +345,10 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "commands.allowed" => Value::List(s.commands.allowed.clone()),
         "commands.yolo" => Value::Bool(s.commands.yolo),
         "commands.env" => Value::List(s.commands.env.clone()),
+        "commands.network" => Value::Bool(s.commands.network),
+        "commands.read_paths" => Value::Paths(s.commands.read_paths.clone()),
+        "commands.write_paths" => Value::Paths(s.commands.write_paths.clone()),
+        "commands.unsandboxed" => Value::Bool(s.commands.unsandboxed),
         _ => Value::Unset,
     }
 }
@@ -387,6 +408,10 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
         ("commands.allowed", Value::List(v)) => s.commands.allowed = v,
         ("commands.yolo", Value::Bool(b)) => s.commands.yolo = b,
         ("commands.env", Value::List(v)) => s.commands.env = v,
+        ("commands.network", Value::Bool(b)) => s.commands.network = b,
+        ("commands.read_paths", Value::Paths(v)) => s.commands.read_paths = v,
+        ("commands.write_paths", Value::Paths(v)) => s.commands.write_paths = v,
+        ("commands.unsandboxed", Value::Bool(b)) => s.commands.unsandboxed = b,
         _ => {}
     }
 }

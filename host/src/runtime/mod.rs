@@ -65,7 +65,7 @@ impl Runtime {
     /// Creates the engine and starts its epoch ticker. `cache_dir` None disables caching; the
     /// key that authenticates cache entries lives in corral's state directory.
     pub fn new(cache_dir: Option<PathBuf>) -> Result<Runtime, RuntimeError> {
-        Runtime::with_key_dir(cache_dir, crate::config::state_dir().as_deref())
+        Runtime::with_key_dir(cache_dir, crate::paths::state_dir().as_deref())
     }
 
     /// Like [`Runtime::new`], with the cache key kept in `key_dir` (made there on first use;

@@ -1,7 +1,7 @@
 //! Whether a plugin may run a command now: its grant, the mode, the allowlist, and in `ask`
 //! mode the person's answer (remembered when it is "always").
 
-use super::{Code, Mode, ProcError, Request, approve, resolve, shown};
+use super::{Code, Mode, ProcError, Request, approve, argrules, resolve, shown};
 use crate::capabilities::Session;
 use crate::capabilities::grant::Capability;
 use std::path::PathBuf;
@@ -32,7 +32,26 @@ pub fn authorize(session: &Session, plugin: &str, req: &Request) -> Result<PathB
     if p.mode == Mode::Off {
         return Err(ProcError::new(Code::Denied, format!("running commands is off; {ENABLE}")));
     }
-    if let Some(path) = p.listed(&req.program) {
+    // Programs that run what their arguments name: refused in allowlist mode, asked (for
+    // this exact command line) in ask mode.
+    let rule = if p.yolo { None } else { argrules::check(&req.program, &req.args) };
+    let line = shown(&req.program, &req.args);
+    let listed = p.listed(&req.program);
+    if let (Some(why), Some(_)) = (&rule, listed)
+        && p.mode != Mode::Ask
+    {
+        return Err(ProcError::new(
+            Code::Denied,
+            format!(
+                "refused: `{line}`: {why}. The person can run it themselves, start corral with --commands ask to \
+                 be asked for such commands, or --yolo"
+            ),
+        ));
+    }
+    if let Some(path) = listed {
+        if rule.is_some() {
+            approve(session, &line, &format!("exact: {line}"), req.cwd.as_deref())?;
+        }
         return Ok(path.clone());
     }
     let not_listed = || {
@@ -69,8 +88,9 @@ pub fn authorize(session: &Session, plugin: &str, req: &Request) -> Result<PathB
         ),
     })?;
     if p.mode == Mode::Ask {
-        let bucket = approve::bucket(&req.program, &req.args);
-        approve(session, &shown(&req.program, &req.args), &bucket, req.cwd.as_deref())?;
+        let bucket =
+            if rule.is_some() { format!("exact: {line}") } else { approve::bucket(&req.program, &req.args) };
+        approve(session, &line, &bucket, req.cwd.as_deref())?;
     }
     Ok(path)
 }

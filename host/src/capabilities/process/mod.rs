@@ -9,8 +9,10 @@
 //! ([`spawn`]) and shapes the output ([`clean`]).
 
 pub mod approve;
+mod argrules;
 mod authorize;
 pub mod clean;
+pub mod confine;
 mod policy;
 pub mod resolve;
 mod run;

@@ -1,7 +1,7 @@
 //! What may run, fixed at start-up from `[commands]`: the mode, every allowed program
 //! resolved to the path to execute, the environment commands get, and saved approvals.
 
-use super::{DEFAULT_ENV, Mode, approve, resolve};
+use super::{DEFAULT_ENV, Mode, approve, confine, resolve};
 use crate::config::CommandSettings;
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
@@ -21,6 +21,8 @@ pub struct CommandPolicy {
     pub path: Option<OsString>,
     /// Buckets approved with "always".
     pub approvals: approve::Approvals,
+    /// The operating-system sandbox commands run in.
+    pub confine: confine::Confinement,
 }
 
 impl CommandPolicy {
@@ -64,14 +66,21 @@ impl CommandPolicy {
             if n.is_empty() || n.contains('=') || n.contains('\0') {
                 return Err(format!("commands.env: '{n}' is not an environment variable name"));
             }
+            if confine::is_secret_env(n) {
+                return Err(format!(
+                    "commands.env: '{n}' holds a model credential, and commands never get one (a command could send \
+                     it anywhere its output goes); remove it from commands.env (--command-env)"
+                ));
+            }
             names.push(n);
         }
         names.sort_unstable();
         names.dedup();
+        let confine = confine::Confinement::new(s, env);
         let env = names.into_iter().filter_map(|n| env(n).map(|v| (OsString::from(n), v))).collect();
         let approvals =
             if mode == Mode::Ask { approve::Approvals::load(local) } else { approve::Approvals::default() };
-        Ok(CommandPolicy { mode, allowed, yolo: s.yolo, env, path, approvals })
+        Ok(CommandPolicy { mode, allowed, yolo: s.yolo, env, path, approvals, confine })
     }
 
     /// The allow-listed program `program` names (its name or its resolved path).

@@ -1,7 +1,7 @@
 //! Running an authorized command: the working directory opened through the roots, the
 //! program run in its own task, and its output cleaned, capped and spilled when long.
 
-use super::{Code, DEFAULT_TIMEOUT, MAX_TIMEOUT, Output, ProcError, Request, clean, shown, spawn};
+use super::{Code, DEFAULT_TIMEOUT, MAX_TIMEOUT, Output, ProcError, Request, clean, confine, shown, spawn};
 use crate::capabilities::{ErrorCode, Session, WsError};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -92,14 +92,19 @@ pub async fn run(session: Arc<Session>, program: PathBuf, req: Request) -> Resul
     };
     let (cwd, _) = open_cwd(&session, req.cwd.as_deref())?;
     let title = shown(&req.program, &req.args);
+    let (sandbox, scratch) = confine::prepare(&session, &program)?;
+    let mut env = session.commands.env.clone();
+    env.retain(|(k, _)| k != "TMPDIR");
+    env.push(("TMPDIR".into(), scratch.path().into()));
     let spec = spawn::Spec {
         program,
         arg0: req.program.clone(),
         args: req.args,
         cwd,
-        env: session.commands.env.clone(),
+        env,
         stdin: req.stdin,
         timeout,
+        sandbox,
     };
     let mut task = AbortOnDrop(tokio::spawn(spawn::run(spec)));
     let finished = match (&mut task.0).await {

@@ -31,6 +31,8 @@ pub struct Spec {
     pub env: Vec<(OsString, OsString)>,
     pub stdin: Option<Vec<u8>>,
     pub timeout: Duration,
+    /// The operating-system sandbox to enter, if any (it also makes the new session).
+    pub sandbox: Option<Arc<crate::capabilities::sandbox::Sandbox>>,
 }
 
 /// One output stream as kept.
@@ -112,12 +114,24 @@ pub async fn run(spec: Spec) -> io::Result<Finished> {
         .stdin(if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true);
     // SAFETY: the closure runs in the forked child before exec and only calls fchdir(2),
     // which is async-signal-safe; `fd` belongs to `spec.cwd`, open until spawn returns.
     unsafe {
         cmd.pre_exec(move || if libc::fchdir(fd) == 0 { Ok(()) } else { Err(io::Error::last_os_error()) });
+    }
+    match &spec.sandbox {
+        // The sandbox starts a new session: its own process group, no controlling terminal.
+        Some(sandbox) => {
+            let hook = sandbox.hook();
+            // SAFETY: the hook makes only async-signal-safe system calls and allocates nothing.
+            unsafe {
+                cmd.pre_exec(hook);
+            }
+        }
+        None => {
+            cmd.process_group(0);
+        }
     }
     let mut child = cmd.spawn()?;
     drop(spec.cwd);

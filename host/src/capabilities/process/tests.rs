@@ -62,7 +62,7 @@ fn settings(mode: &str, allowed: &[&str], yolo: bool) -> CommandSettings {
         mode: mode.into(),
         allowed: allowed.iter().map(|s| s.to_string()).collect(),
         yolo,
-        env: Vec::new(),
+        ..CommandSettings::default()
     }
 }
 
@@ -204,4 +204,44 @@ fn runs_report_output_exit_codes_and_working_directories() {
     assert!(
         whole.starts_with("$ seq 20000\n[exit code 0]\n--- stdout ---\n1\n") && whole.contains("\n20000\n")
     );
+}
+
+#[test]
+fn argument_rules_refuse_in_allowlist_ask_in_ask_mode_and_yield_to_yolo() {
+    let f = fixture();
+    let s = f.session(&settings("allowlist", &["hello"], false)).unwrap();
+    // Only programs named like the known ones are checked; `sh -c` is one.
+    let mut sh = settings("allowlist", &["sh"], false);
+    let e = authorize(&f.session(&sh).unwrap(), "p", &req("sh", &["-c", "id"])).unwrap_err();
+    assert_eq!(e.code, Code::Denied);
+    assert!(e.message.contains("sh -c runs a shell command line (a command-argument rule)"), "{}", e.message);
+    assert!(e.message.contains("--commands ask"), "{}", e.message);
+    assert!(authorize(&s, "p", &req("hello", &["-c", "x"])).is_ok(), "other programs are not checked");
+    sh.yolo = true;
+    assert!(
+        authorize(&f.session(&sh).unwrap(), "p", &req("sh", &["-c", "id"])).is_ok(),
+        "yolo skips the rules"
+    );
+    sh = settings("ask", &["sh"], false);
+    let s = f.session(&sh).unwrap();
+    let person = Arc::new(Person("always", Mutex::new(0)));
+    s.ask.set(Some(person.clone()));
+    assert!(authorize(&s, "p", &req("sh", &["-c", "id"])).is_ok());
+    assert!(authorize(&s, "p", &req("sh", &["-c", "id"])).is_ok());
+    assert_eq!(*person.1.lock().unwrap(), 1, "asked once for this exact line, then remembered");
+    assert!(authorize(&s, "p", &req("sh", &["-c", "whoami"])).is_ok());
+    assert_eq!(*person.1.lock().unwrap(), 2, "another line is asked again");
+    assert!(authorize(&s, "p", &req("sh", &["script.sh"])).is_ok());
+    assert_eq!(*person.1.lock().unwrap(), 2, "a listed program without a rule is not asked");
+}
+
+#[test]
+fn a_model_credential_is_refused_in_commands_env() {
+    let f = fixture();
+    for name in ["OPENAI_API_KEY", "CORRAL_API_KEY", "anthropic_api_key", "MY_SERVICE_API_KEY"] {
+        let mut s = settings("allowlist", &["hello"], false);
+        s.env = vec![name.into()];
+        let e = f.session(&s).unwrap_err();
+        assert!(e.contains("holds a model credential") && e.contains(name), "{e}");
+    }
 }

@@ -152,7 +152,7 @@ fn shipped(unpack_base: &Path, warnings: &mut Vec<String>) -> Vec<Candidate> {
     for folder in SHIPPED_FOLDERS {
         // A cache dir that is read-only or cannot be made: the user's own state dir instead.
         let unpacked = unpack(unpack_base, folder).or_else(|e| {
-            crate::config::state_dir().ok_or(e).and_then(|state| unpack(&state.join("unpacked"), folder))
+            crate::paths::state_dir().ok_or(e).and_then(|state| unpack(&state.join("unpacked"), folder))
         });
         match unpacked {
             Ok(path) => out.push(Candidate {
