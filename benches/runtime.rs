@@ -35,7 +35,7 @@ mod windows;
 
 use std::process::ExitCode;
 
-const SECTIONS: [&str; 9] =
+const SECTIONS: [&str; 10] =
     ["inproc", "tools", "read", "grep", "agent", "skills", "context", "windows", "spawn", "examples"];
 
 fn main() -> ExitCode {

@@ -179,6 +179,7 @@ mod unnamed {
 
     /// The process's umask, from `/proc/self/status` (setting it to read it would race with
     /// other threads); 022 when it cannot be read.
+    #[allow(clippy::disallowed_methods)] // /proc, not a workspace file
     fn umask() -> u32 {
         std::fs::read_to_string("/proc/self/status")
             .ok()

@@ -88,6 +88,7 @@ impl Scratch {
 }
 
 impl Drop for Scratch {
+    #[allow(clippy::disallowed_methods)] // the command's private scratch folder, outside every root
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }

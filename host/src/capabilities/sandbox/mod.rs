@@ -14,6 +14,7 @@ pub mod paths;
 mod seccomp;
 mod support;
 #[cfg(test)]
+#[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests;
 
 pub use support::{MIN_LANDLOCK_ABI, Support, probe};
