@@ -343,7 +343,7 @@ fn a_one_shot_run_at_a_terminal_asks_too() {
     let args =
         ["--base-url", url.as_str(), "--model", "m", "--color", "never", "--commands", "ask", "say hi"];
     let out = sb.in_terminal(&args, &[], &["yes"]);
-    assert!(out.contains("The agent wants to run:") && out.contains("echo asked"), "{out}");
+    assert!(out.contains("the agent wants to run this command") && out.contains("echo asked"), "{out}");
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2, "{out}");
     assert_eq!(tool_results(&reqs[1]), ["asked\n"]);

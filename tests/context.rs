@@ -514,11 +514,11 @@ fn oversized_plugin_schemas_are_left_out_with_a_warning() {
         &sb,
         &server,
         Flavor::OpenAi,
-        &["--max-context-tokens", "16384", "--plugin", &b, "--plugin", &f],
+        &["--max-context-tokens", "18432", "--plugin", &b, "--plugin", &f],
         "go",
     );
     assert_eq!(run.code, 0, "{}", fail(&run));
-    assert!(run.stderr.contains("% of the 16384-token context window"), "{}", run.stderr);
+    assert!(run.stderr.contains("% of the 18432-token context window"), "{}", run.stderr);
     assert!(
         run.stderr.contains("left out the tools of plugin bulky (bulky_one, bulky_three, bulky_two: "),
         "the most expensive plugin goes: {}",

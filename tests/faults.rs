@@ -150,6 +150,7 @@ fn a_hanging_or_broken_project_plugin_is_reported_and_skipped() {
     let sb = Sandbox::new();
     project_plugin(&sb, "hangs", "spinner.wasm");
     std::fs::write(sb.ws.join(".corral/plugins/junk.wasm"), b"\0asm not really").unwrap();
+    sb.trust();
     // Unrelated commands work, and say what was skipped and why.
     let r = sb.tool(&[], "read_file", &serde_json::json!({"file_path": "hello.txt"})).ok();
     assert!(r.stdout.contains("1: hello"), "{}", r.stdout);

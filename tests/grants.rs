@@ -260,6 +260,7 @@ fn a_project_plugin_named_like_a_built_in_gets_neither_its_place_nor_its_setting
     std::fs::create_dir_all(sb.ws.join(".corral/plugins")).unwrap();
     let file = sb.ws.join(".corral/plugins/web_search.wasm");
     std::fs::copy(support::test_plugin("faulty"), &file).unwrap();
+    sb.trust();
     let r = sb.run(&["--network", "on", "plugins", "--json"]).ok();
     // Reported with both locations; not loaded, so its tools are not offered and it is never
     // called with the settings.

@@ -221,7 +221,12 @@ async fn add(global: &GlobalArgs, file: &Path, user: bool, name: Option<String>)
     let registry = Registry::load(&base.runtime, &base.session, candidates, &rules, &base.settings.limits)
         .await
         .map_err(|e| PluginError::Clash { file: file.to_path_buf(), why: e.to_string() })?;
-    let loads = registry.plugins().iter().any(|p| p.info.location == dest.display().to_string());
+    let shown = dest.display().to_string();
+    // A project plugin that would be skipped (its tool taken, say) is not installed.
+    if let Some(s) = registry.skipped().iter().find(|s| s.location == shown) {
+        return Err(PluginError::Clash { file: file.to_path_buf(), why: s.reason.clone() });
+    }
+    let loads = registry.plugins().iter().any(|p| p.info.location == shown);
 
     let previous = std::fs::read(&dest).ok().map(|b| authoring::sha256_hex(&b));
     let mut text = show::add_summary(&i, &name, checked_in);
