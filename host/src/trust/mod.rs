@@ -28,8 +28,6 @@ pub enum Standing {
 pub struct Check {
     /// The workspace's real path (the trust list's key).
     pub workspace: PathBuf,
-    /// The digest of its project files now.
-    pub digest: String,
     pub standing: Standing,
 }
 
@@ -43,23 +41,25 @@ impl Check {
 /// not trust any project.
 pub fn check(workspace: &Path, user_dir: Option<&Path>, locked: Option<&'static str>) -> io::Result<Check> {
     let workspace = std::fs::canonicalize(workspace)?;
-    let digest = digest::project_digest(&workspace);
+    // The project files are hashed only when there is a trust entry to compare with: a
+    // locked-down run, or a workspace never trusted, does not pay for reading its plugins.
     let standing = match locked {
         Some(why) => Standing::Locked(why),
         None => match store::Store::load(user_dir)?.get(&workspace) {
-            Some(e) if e.digest == digest => Standing::Trusted,
+            Some(e) if e.digest == digest::project_digest(&workspace) => Standing::Trusted,
             Some(_) => Standing::Changed,
             None => Standing::Untrusted,
         },
     };
-    Ok(Check { workspace, digest, standing })
+    Ok(Check { workspace, standing })
 }
 
-/// Trusts the workspace of `check` with its current project files.
+/// Trusts the workspace of `check` with its project files as they are now.
 pub fn grant(check: &Check, user_dir: Option<&Path>) -> io::Result<()> {
     let now =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    store::Store::load(user_dir)?.trust(&check.workspace, &check.digest, now)
+    let digest = digest::project_digest(&check.workspace);
+    store::Store::load(user_dir)?.trust(&check.workspace, &digest, now)
 }
 
 /// Removes the workspace from the trust list; whether it was there.
