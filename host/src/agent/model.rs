@@ -310,8 +310,8 @@ impl Agent<'_> {
         let window = self.budget.window().map(|w| format!(" ({w} tokens)")).unwrap_or_default();
         format!(
             "the conversation no longer fits the model's context window{window}, even after {rounds} rounds of \
-             compaction. The task and progress are saved in .corral/continue.md: start a new session to continue \
-             from it, or use a model with a larger context window (--max-context-tokens says how large it is)"
+             compaction. The task and progress are saved in the workspace's continue-here note: start a new session \
+             to continue from it, or use a model with a larger context window (--max-context-tokens says how large it is)"
         )
     }
 

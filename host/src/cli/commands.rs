@@ -1,11 +1,12 @@
 //! `corral tools`, `corral tool NAME ARGS`, `corral plugins`, `corral skills` and `corral config`;
 //! `corral plugin` is handed to its own module.
 
+use super::report::print;
 use super::{Command, GlobalArgs, SetupError, setup};
 use crate::agent::use_skill;
 use crate::runtime::skills::Ctx;
 use crate::runtime::{CacheStatus, Origin};
-use std::io::{Read, Write};
+use std::io::Read;
 
 /// Runs the command; Ok is the exit code.
 pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, SetupError> {
@@ -55,18 +56,6 @@ fn summary(description: &str) -> String {
         format!("{}...", s.chars().take(97).collect::<String>())
     } else {
         s.to_string()
-    }
-}
-
-pub(super) fn print(text: &str) -> i32 {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Ok(()) => 0,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-        Err(e) => {
-            eprintln!("error: cannot write output: {e}");
-            2
-        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! `corral doctor`: what the command sandbox can enforce on this machine (Landlock ABI,
 //! namespaces, seccomp, how the network is cut) and whether commands would run confined.
 
-use super::{GlobalArgs, SetupError, commands::print, setup};
+use super::{GlobalArgs, SetupError, report::print, setup};
 use crate::capabilities::sandbox::{self, Support};
 
 /// Whether commands would run confined, run unconfined, or be refused, and why.

@@ -4,6 +4,7 @@
 // The command line is where corral talks to the person: printing is its job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod asker;
 mod audit;
 mod commands;
 mod doctor;
@@ -13,10 +14,12 @@ mod markdown;
 mod plugin;
 mod render;
 mod repl;
+mod report;
 mod session;
 mod setup;
 mod slash;
 mod trust;
+mod trustask;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -41,7 +44,7 @@ pub struct Cli {
 
 const EXIT_CODES: &str = "Exit codes of an agent run:\n  0    done: the model gave its final answer\n  \
                           1    error: setup, configuration or the model provider failed\n  \
-                          2    the turn limit (--max-turns) was reached; .corral/continue.md is written\n  \
+                          2    the turn limit (--max-turns) was reached; a continue-here note is saved\n  \
                           130  interrupted with Ctrl-C";
 
 /// A subcommand's help: its own arguments and the sandbox options (those without a heading);

@@ -2,15 +2,14 @@
 //! current turn rather than the session, and questions from plugins answered at the prompt.
 
 use super::render::{Style, Terminal};
-use super::session::report;
+use super::report::report;
 use super::setup::Env;
 use crate::agent::Agent;
-use crate::capabilities::context::{Asker, unfinished_items};
+use crate::capabilities::context::unfinished_items;
 use crate::llm::Client;
-use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
 const HELP: &str = "\
 Type a task and press Enter. While the agent works, Ctrl-C stops the current turn.
@@ -186,7 +185,7 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
                 term.finish();
                 report(&r, &mut term, agent.config().max_turns);
                 if r.outcome == crate::agent::Outcome::Done && !term.streamed_answer {
-                    print!("{}", super::session::final_answer(&r.answer, style));
+                    print!("{}", super::report::final_answer(&r.answer, style));
                 }
             }
         }
@@ -259,36 +258,6 @@ fn status(agent: &mut Agent<'_>, env: &Env, client: &Client) -> String {
     )
 }
 
-/// Asks the person at the terminal; numbered choices may be answered by number.
-pub struct TerminalAsker;
-
-impl Asker for TerminalAsker {
-    fn ask(&self, question: &str, choices: &[String]) -> Result<String, String> {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "\n? {}", crate::termtext::clean(question));
-        for (i, c) in choices.iter().enumerate() {
-            let _ = writeln!(err, "  {}. {}", i + 1, crate::termtext::escaped(c));
-        }
-        drop(err);
-        let mut editor = DefaultEditor::new().map_err(|e| format!("cannot read the answer: {e}"))?;
-        match editor.readline("answer› ") {
-            Ok(line) => Ok(resolve_choice(line.trim(), choices)),
-            Err(ReadlineError::Interrupted | ReadlineError::Eof) => {
-                Err("the person declined to answer; proceed on your own judgement".to_string())
-            }
-            Err(e) => Err(format!("cannot read the answer: {e}")),
-        }
-    }
-}
-
-/// A number picks that choice; anything else is taken as typed.
-fn resolve_choice(answer: &str, choices: &[String]) -> String {
-    match answer.parse::<usize>() {
-        Ok(n) if n >= 1 && n <= choices.len() => choices[n - 1].clone(),
-        _ => answer.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,13 +276,5 @@ mod tests {
         assert_eq!(parse("/save auth bug"), Input::Save("auth bug"));
         assert_eq!(parse("/save"), Input::Save(""));
         assert_eq!((parse("/restore"), parse("/unsave")), (Input::Restore, Input::Unsave));
-    }
-
-    #[test]
-    fn numbered_answers_pick_choices() {
-        let c = vec!["yes".to_string(), "no".to_string()];
-        assert_eq!(resolve_choice("2", &c), "no");
-        assert_eq!(resolve_choice("3", &c), "3");
-        assert_eq!(resolve_choice("maybe", &c), "maybe");
     }
 }

@@ -4,8 +4,9 @@
 use super::audit::{Audit, Header};
 use super::jsonout::{self, StreamJson};
 use super::render::{Style, Terminal};
+use super::report::{final_answer, report};
 use super::setup::{self, Env};
-use super::{GlobalArgs, repl};
+use super::{GlobalArgs, asker, repl};
 use crate::agent::{
     Agent, AgentConfig, Observer, Outcome, Quiet, TaskResult, Toolbox, prompt::StaticParts, resume,
 };
@@ -134,7 +135,7 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     // A person at a terminal can answer (command approvals, questions), one-shot or not.
     let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     if interactive || (!ci && at_terminal) {
-        env.session.ask.set(Some(std::sync::Arc::new(repl::TerminalAsker)));
+        env.session.ask.set(Some(std::sync::Arc::new(asker::TerminalAsker)));
     }
     // Plugins described from the cache load their code in the background while the first
     // request is prepared and answered.
@@ -339,30 +340,5 @@ async fn one_shot(
             }
             r.outcome.exit_code()
         }
-    }
-}
-
-/// The final answer as printed on stdout: into a terminal, stripped of control sequences and
-/// its Markdown drawn; redirected, the text as the model sent it.
-pub fn final_answer(answer: &str, style: Style) -> String {
-    let answer = crate::redact::text(answer.trim_end());
-    let answer = answer.as_ref();
-    if std::io::stdout().is_terminal() {
-        super::markdown::render(&crate::termtext::clean(answer), style)
-    } else {
-        format!("{answer}\n")
-    }
-}
-
-/// Tells the person on stderr how a task that did not finish ended.
-pub fn report(r: &TaskResult, term: &mut Terminal, max_turns: u32) {
-    match r.outcome {
-        Outcome::Done => {}
-        Outcome::Error => term.error(r.error.as_deref().unwrap_or("the session failed")),
-        Outcome::MaxTurns => term.error(&format!(
-            "stopped after {max_turns} turns without a final answer. Raise --max-turns, or run corral again \
-             in this workspace to continue from .corral/continue.md"
-        )),
-        Outcome::Interrupted => eprintln!("interrupted"),
     }
 }

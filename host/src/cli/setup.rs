@@ -138,7 +138,7 @@ pub fn resolve(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Resolved, SetupErr
     let asks = trust::Asks::of(&check.workspace, &provenance.ignored);
     if !check.trusted() && !asks.is_empty() {
         let may_ask = ask && !matches!(check.standing, trust::Standing::Locked(_));
-        if may_ask && super::trust::ask(&check, &asks) {
+        if may_ask && super::trustask::ask(&check, &asks) {
             trust::grant(&check, user_dir.as_deref()).map_err(SetupError::Trust)?;
             check.standing = trust::Standing::Trusted;
             (settings, provenance) = load(true)?;

@@ -123,28 +123,28 @@ async fn dispatch(command: PluginCommand, global: &GlobalArgs) -> Result<i32, Pl
             let lang = Lang::parse(&lang).unwrap_or(Lang::Rust);
             let dir = dir.unwrap_or_else(|| PathBuf::from(&name));
             template::create(&dir, &name, lang, capabilities.as_deref().map(parse_caps).transpose()?)?;
-            Ok(super::commands::print(&show::created(&dir, &name, lang)))
+            Ok(super::report::print(&show::created(&dir, &name, lang)))
         }
         PluginCommand::Wit { out, js, capabilities } => {
             let written = wit::write(&out, js, capabilities.as_deref().map(parse_caps).transpose()?)?;
-            Ok(super::commands::print(&show::written(&written)))
+            Ok(super::report::print(&show::written(&written)))
         }
         PluginCommand::CBindings { out } => {
             let written = cbind::write(&out)?;
-            Ok(super::commands::print(&show::written(&written)))
+            Ok(super::report::print(&show::written(&written)))
         }
         PluginCommand::Componentize { core, out } => {
             let bytes =
                 std::fs::read(&core).map_err(|source| AuthoringError::Read { path: core.clone(), source })?;
             let component = componentize::componentize(&core, &bytes)?;
             authoring::write_atomic(&out, &component)?;
-            Ok(super::commands::print(&format!("wrote {} ({} bytes)\n", out.display(), component.len())))
+            Ok(super::report::print(&format!("wrote {} ({} bytes)\n", out.display(), component.len())))
         }
         PluginCommand::Inspect { file, json } => {
             let base = setup::base(global, false, false)?;
             let bytes = read(&file)?;
             let i = inspect_bytes(&base.runtime, &base.session, &file, bytes, &base.settings.limits).await?;
-            Ok(super::commands::print(&if json { show::json(&i) } else { show::text(&i) }))
+            Ok(super::report::print(&if json { show::json(&i) } else { show::text(&i) }))
         }
         PluginCommand::Add { file, user, name } => add(global, &file, user, name).await,
     }
@@ -260,5 +260,5 @@ async fn add(global: &GlobalArgs, file: &Path, user: bool, name: Option<String>)
         );
     }
     text.push_str("Run `corral tools` to see its tools; delete the file to uninstall it.\n");
-    Ok(super::commands::print(&text))
+    Ok(super::report::print(&text))
 }
