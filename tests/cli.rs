@@ -708,3 +708,40 @@ fn a_planted_cache_entry_is_not_run() {
     // The real plugin runs: its `ok` tool answers as only it does.
     assert_eq!(run_cached(&sb, &cache, &["tool", "ok", "{}"]).ok().stdout, "fine\n");
 }
+
+#[test]
+fn a_model_server_that_is_not_running_is_named_at_once_with_where_its_address_came_from() {
+    let sb = Sandbox::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    // From the command line: the flag is named.
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let r = sb.run(&["--provider", "openai", "--base-url", &url, "--model", "m", "hello"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("nothing is listening at 127.0.0.1:{port} (connection refused)")),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("point corral at the server you use: --base-url"), "{}", r.stderr);
+    assert!(!r.stderr.contains("retrying"), "no retries for a refused local connection: {}", r.stderr);
+    // From the person's settings file: that file is named, not a flag they never passed.
+    let user = sb.config.join("config.toml");
+    std::fs::write(&user, format!("[model]\nprovider = \"openai\"\nbase_url = \"{url}\"\nname = \"m\"\n"))
+        .unwrap();
+    let r = sb.run(&["hello"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("model.base_url (set in user file {})", user.display())),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("--base-url"), "{}", r.stderr);
+}
+
+#[test]
+fn the_repl_says_at_start_when_nothing_listens_at_the_model_server() {
+    let sb = Sandbox::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let out = sb.repl(&format!("http://127.0.0.1:{port}/v1"), &["--provider", "openai"], &["/exit"]);
+    assert!(out.contains(&format!("nothing is listening at 127.0.0.1:{port}")), "{out}");
+}

@@ -356,19 +356,51 @@ async fn other_client_errors_carry_the_servers_message() {
 }
 
 #[tokio::test]
-async fn an_unreachable_server_is_a_transport_error_after_the_attempts() {
+async fn nothing_listening_on_loopback_is_answered_at_once() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}");
     let c = client_at(&url, Flavor::OpenAi, true, 3);
     let (r, events) = call(&c, &request(vec![Message::user("hi")])).await;
     match r {
-        Err(e @ LlmError::Transport { attempts: 3, .. }) => {
+        Err(e @ LlmError::Transport { attempts: 1, .. }) => {
             let text = e.to_string();
-            assert!(text.contains(&url) && text.contains("running"), "{text}");
+            assert!(
+                text.contains(&format!("nothing is listening at 127.0.0.1:{port} (connection refused)")),
+                "{text}"
+            );
+            assert!(text.contains("Start the model server") && text.contains("--base-url"), "{text}");
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(retries(&events).len(), 2);
+    assert!(retries(&events).is_empty(), "a refused local connection is not retried");
+}
+
+#[tokio::test]
+async fn a_dropped_connection_is_retried_with_a_short_cause() {
+    // A server that accepts and closes at once: not "refused", so worth retrying.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://127.0.0.1:{}", listener.local_addr().unwrap().port());
+    let closer = std::thread::spawn(move || {
+        for _ in 0..3 {
+            let (conn, _) = listener.accept().unwrap();
+            drop(conn);
+        }
+    });
+    let c = client_at(&url, Flavor::OpenAi, true, 3);
+    let (r, events) = call(&c, &request(vec![Message::user("hi")])).await;
+    closer.join().unwrap();
+    assert!(matches!(r, Err(LlmError::Transport { attempts: 3, .. })), "{r:?}");
+    let reasons: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retry { reason, .. } => Some(reason.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reasons.len(), 2);
+    for r in reasons {
+        assert!(r.contains(&url) && !r.contains("error sending request"), "{r}");
+    }
 }
 
 #[tokio::test]

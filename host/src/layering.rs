@@ -27,7 +27,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("agent", &["context", "llm", "runtime", "capabilities", "redact", "wit", "paths"]),
     ("authoring", &["runtime", "capabilities", "wit", "builtins", "paths"]),
     ("context", &["llm", "capabilities", "redact", "paths"]),
-    ("llm", &["redact", "paths"]),
+    ("llm", &["redact", "termtext", "paths"]),
     ("runtime", &["capabilities", "wit", "builtins", "redact", "paths"]),
     // debt: the network and command policies are built from config's settings types.
     ("capabilities", &["wit", "redact", "termtext", "paths", "config"]),

@@ -136,6 +136,20 @@ pub fn os_name(name: &std::ffi::OsStr) -> String {
     out
 }
 
+/// `text` cut to at most `max` characters at a word boundary, with "…" when cut. A single
+/// word longer than half the room is cut inside.
+pub fn cut_words(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max.saturating_sub(1)).collect();
+    let at_word = match head.rfind(char::is_whitespace) {
+        Some(i) if head[..i].chars().count() >= max / 2 => head[..i].trim_end().to_string(),
+        _ => head,
+    };
+    format!("{at_word}…")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

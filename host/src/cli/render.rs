@@ -3,7 +3,7 @@
 
 use crate::agent::{CallOutcome, Compaction, Observer};
 use crate::llm::{Event, Response, ToolCall};
-use crate::termtext;
+use crate::termtext::{self, cut_words};
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -34,12 +34,16 @@ impl Style {
 struct Spinner {
     stop: Arc<AtomicBool>,
     handle: JoinHandle<()>,
+    /// What the spinner says; a retry replaces it, so retries are one updating line.
+    label: Arc<std::sync::Mutex<String>>,
 }
 
 impl Spinner {
     fn start(label: &'static str) -> Option<Spinner> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let label = Arc::new(std::sync::Mutex::new(label.to_string()));
+        let shown = label.clone();
         let handle = std::thread::Builder::new()
             .name("spinner".into())
             .spawn(move || {
@@ -50,7 +54,8 @@ impl Spinner {
                 std::thread::sleep(Duration::from_millis(150));
                 while !flag.load(Ordering::Relaxed) {
                     let secs = started.elapsed().as_secs();
-                    eprint!("\r{} {label} ({secs} s · Ctrl-C to stop)", FRAMES[i % FRAMES.len()]);
+                    let label = shown.lock().map(|l| l.clone()).unwrap_or_default();
+                    eprint!("\r\x1b[2K{} {label} ({secs} s · Ctrl-C to stop)", FRAMES[i % FRAMES.len()]);
                     let _ = std::io::stderr().flush();
                     i += 1;
                     std::thread::sleep(Duration::from_millis(90));
@@ -61,7 +66,13 @@ impl Spinner {
                 }
             })
             .ok()?;
-        Some(Spinner { stop, handle })
+        Some(Spinner { stop, handle, label })
+    }
+
+    fn relabel(&self, text: String) {
+        if let Ok(mut l) = self.label.lock() {
+            *l = text;
+        }
     }
 
     fn stop(self) {
@@ -140,7 +151,9 @@ impl Observer for Terminal {
     }
 
     fn event(&mut self, e: &Event) {
-        self.stop_spinner();
+        if !matches!(e, Event::Retry { .. }) {
+            self.stop_spinner();
+        }
         if self.quiet {
             return;
         }
@@ -168,16 +181,17 @@ impl Observer for Terminal {
                 eprintln!("{}note: {m}{}", s.dim, s.reset);
             }
             Event::Retry { attempt, wait, reason } => {
-                self.end_line();
                 let reason = termtext::clean(reason);
-                eprintln!(
-                    "{}↻ {reason}; retrying in {:.1} s (attempt {}){}",
-                    s.dim,
-                    wait.as_secs_f64(),
-                    attempt + 1,
-                    s.reset
-                );
+                let text =
+                    format!("↻ {reason}; retrying in {:.1} s (attempt {})", wait.as_secs_f64(), attempt + 1);
                 self.streamed_answer = false;
+                // On a terminal the waiting line itself shows the retry, overwritten by the next.
+                if let Some(spinner) = &self.spinner {
+                    spinner.relabel(text);
+                } else {
+                    self.end_line();
+                    eprintln!("{}{text}{}", s.dim, s.reset);
+                }
             }
         }
         let _ = std::io::stderr().flush();
@@ -358,20 +372,6 @@ fn todo_shown(v: &serde_json::Value) -> Shown {
 /// `text` with runs of white space (newlines included) made one space.
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// `text` cut to at most `max` characters at a word boundary, with "…" when cut. A single
-/// word longer than half the room is cut inside.
-pub fn cut_words(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let head: String = text.chars().take(max.saturating_sub(1)).collect();
-    let at_word = match head.rfind(char::is_whitespace) {
-        Some(i) if head[..i].chars().count() >= max / 2 => head[..i].trim_end().to_string(),
-        _ => head,
-    };
-    format!("{at_word}…")
 }
 
 /// `text` wrapped at words to lines of at most `width` characters (a longer word stays whole

@@ -16,7 +16,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::time::Duration;
 
 /// Builds the model client from the settings and the environment.
-pub fn client(s: &Settings) -> Result<Client, String> {
+pub fn client(s: &Settings, base_url_source: Option<String>) -> Result<Client, String> {
     let m = &s.model;
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let mut cfg = ClientConfig::resolve(
@@ -37,6 +37,7 @@ pub fn client(s: &Settings) -> Result<Client, String> {
         base: Duration::from_millis(m.retry_base_ms),
         ..RetryPolicy::default()
     };
+    cfg.endpoint_source = base_url_source.filter(|_| m.base_url.is_some());
     cfg.token_param = m.token_param.clone();
     cfg.effort = m.reasoning_effort.as_deref().and_then(crate::llm::Effort::parse);
     cfg.images = match m.images.as_str() {
@@ -108,7 +109,7 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         base.settings.model.provider = Some(provider);
         base.settings.model.model = Some(model);
     }
-    let client = match client(&base.settings) {
+    let client = match client(&base.settings, base.provenance.source("model.base_url")) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {}", crate::redact::text(&e.to_string()));
@@ -194,7 +195,12 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         }
     });
     let code = match task {
-        None => repl::run(&mut agent, &env, &client, style).await,
+        None => {
+            if let Some(refused) = client.refused_locally().await {
+                warn(refused);
+            }
+            repl::run(&mut agent, &env, &client, style).await
+        }
         Some(task) if ci => ci_run(&mut agent, &env, &client, &task, style).await,
         Some(task) => one_shot(&mut agent, &env, &client, &task, style, None).await,
     };

@@ -4,7 +4,7 @@
 use super::GlobalArgs;
 use super::setup::{self, SetupError};
 use super::trustask::{clean, describe};
-use crate::trust::{self, Asks, Check, Standing};
+use crate::trust::{self, Asks, Standing};
 
 /// `corral trust`: shows, grants or revokes trust for the workspace.
 pub fn run(g: &GlobalArgs, show: bool, revoke: bool) -> Result<i32, SetupError> {

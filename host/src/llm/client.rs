@@ -73,7 +73,7 @@ impl Client {
         cfg.images.unwrap_or(cfg.kind == ProviderKind::Anthropic || limits::sees_images(&cfg.model))
     }
 
-    fn target(&self, asked: u32) -> Target<'_> {
+    pub(super) fn target(&self, asked: u32) -> Target<'_> {
         Target { cfg: &self.inner.cfg, endpoint: &self.inner.endpoint, asked }
     }
 

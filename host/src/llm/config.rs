@@ -97,6 +97,9 @@ pub struct ClientConfig {
     /// The server cuts an overlong prompt to fit instead of refusing it (Ollama, whose
     /// OpenAI-compatible API cannot set `num_ctx`): truncation is detected from its usage.
     pub truncates_silently: bool,
+    /// Where the base URL came from ("--base-url", a settings file), for the messages that
+    /// tell the person what to change; `None`: the provider's default endpoint.
+    pub endpoint_source: Option<String>,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -114,6 +117,7 @@ impl std::fmt::Debug for ClientConfig {
             .field("effort", &self.effort)
             .field("images", &self.images)
             .field("truncates_silently", &self.truncates_silently)
+            .field("endpoint_source", &self.endpoint_source)
             .finish()
     }
 }
@@ -137,6 +141,7 @@ impl ClientConfig {
             effort: None,
             images: None,
             truncates_silently: false,
+            endpoint_source: None,
         }
     }
 

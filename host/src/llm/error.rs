@@ -41,7 +41,7 @@ pub enum LlmError {
     )]
     Server { status: u16, message: String, attempts: u32 },
 
-    #[error("cannot get a reply from the model server ({attempts} attempts): {message}")]
+    #[error("cannot get a reply from the model server{}: {message}", tries(*attempts))]
     Transport { message: String, attempts: u32 },
 
     #[error(
@@ -224,4 +224,9 @@ impl WireError {
         });
         WireError::Remote { status, body }
     }
+}
+
+/// " (N attempts)" after more than one attempt; nothing after one.
+fn tries(attempts: u32) -> String {
+    if attempts > 1 { format!(" ({attempts} attempts)") } else { String::new() }
 }

@@ -29,9 +29,12 @@ impl Retry {
         match self {
             Retry::Status { status: 429, .. } => "the model server is rate-limiting (HTTP 429)".into(),
             Retry::Status { status, message } => {
-                format!("the model server failed (HTTP {status}: {message:.120})")
+                format!(
+                    "the model server failed (HTTP {status}: {})",
+                    crate::termtext::cut_words(message, 120)
+                )
             }
-            Retry::Transport(m) | Retry::Protocol(m) => format!("{m:.160}"),
+            Retry::Transport(m) | Retry::Protocol(m) => crate::termtext::cut_words(m, 200),
         }
     }
 
@@ -117,7 +120,11 @@ impl Target<'_> {
         if e.is_builder() {
             return Failure::Fatal(LlmError::Config(format!("cannot build a request for {url}: {detail}")));
         }
+        if let Some(refused) = self.refused_locally(e) {
+            return Failure::Fatal(LlmError::Transport { message: refused, attempts: 1 });
+        }
         let running = "check that the model server is running";
+        let change = self.where_to_change();
         let message = if e.is_timeout() {
             format!(
                 "the request to {url} timed out after {:?}; the model may be slow or the server busy \
@@ -125,13 +132,78 @@ impl Target<'_> {
                 self.cfg.timeout
             )
         } else if e.is_connect() {
-            format!("cannot connect to {url} ({detail}); {running} and that --base-url is right")
+            format!("cannot connect to {url} ({}); {running} and that {change} is right", short_cause(e))
         } else if reading {
-            format!("the connection to {url} broke while reading the reply ({detail}); {running}")
+            format!("the connection to {url} broke while reading the reply ({}); {running}", short_cause(e))
         } else {
-            format!("the request to {url} failed ({detail}); {running} and that --base-url is right")
+            format!("the request to {url} failed ({}); {running} and that {change} is right", short_cause(e))
         };
         Failure::Retry { kind: Retry::Transport(message), after: None }
+    }
+}
+
+impl Target<'_> {
+    /// Connection refused by this machine: nothing listens there, and retrying for seconds
+    /// will not start it. The answer says at once what to start or set.
+    pub(super) fn refused_locally(&self, e: &reqwest::Error) -> Option<String> {
+        let refused = io_cause(e).is_some_and(|io| io.kind() == std::io::ErrorKind::ConnectionRefused);
+        let url = reqwest::Url::parse(self.endpoint).ok()?;
+        let loopback = match url.host()? {
+            url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+            url::Host::Ipv4(ip) => ip.is_loopback(),
+            url::Host::Ipv6(ip) => ip.is_loopback(),
+        };
+        if !refused || !loopback {
+            return None;
+        }
+        let at = format!("{}:{}", url.host_str()?, url.port_or_known_default()?);
+        let start = match url.port_or_known_default() {
+            Some(11434) => "Start Ollama (`ollama serve`)",
+            Some(1234) => "Start LM Studio's server (`lms server start`)",
+            Some(8080) => "Start llama.cpp's server (`llama-server -m MODEL.gguf`)",
+            _ => "Start the model server",
+        };
+        Some(format!(
+            "nothing is listening at {at} (connection refused). {start}, or point corral at the server \
+             you use: {}",
+            self.where_to_change()
+        ))
+    }
+
+    /// The setting to change, named where it came from.
+    fn where_to_change(&self) -> String {
+        match &self.cfg.endpoint_source {
+            Some(from) if from.contains("--base-url") => "--base-url".to_string(),
+            Some(from) => format!("model.base_url (set in {from})"),
+            None => "--base-url (or model.base_url in your settings)".to_string(),
+        }
+    }
+}
+
+/// The operating system's error under a request error, if there is one.
+fn io_cause<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a std::io::Error> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cur {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            return Some(io);
+        }
+        cur = c.source();
+    }
+    None
+}
+
+/// The innermost cause of a connection failure ("Connection refused (os error 111)"), not
+/// the library's wrapping of it.
+fn short_cause(e: &reqwest::Error) -> String {
+    match io_cause(e) {
+        Some(io) => io.to_string(),
+        None => {
+            let mut cur: &dyn std::error::Error = e;
+            while let Some(next) = cur.source() {
+                cur = next;
+            }
+            cur.to_string()
+        }
     }
 }
 

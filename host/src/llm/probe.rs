@@ -21,6 +21,16 @@ impl Client {
         tokio::time::timeout(PROBE_TIMEOUT, self.probe()).await.ok().flatten()
     }
 
+    /// Whether nothing listens at a local server's address (the REPL says so as it starts,
+    /// rather than at the first task): the message saying what to start or set.
+    pub async fn refused_locally(&self) -> Option<String> {
+        let url = format!("{}/models", self.config().base_url);
+        match self.http().get(&url).timeout(PROBE_TIMEOUT).send().await {
+            Ok(_) => None,
+            Err(e) => self.target(0).refused_locally(&e),
+        }
+    }
+
     async fn probe(&self) -> Option<u64> {
         let cfg = self.config();
         let base = cfg.base_url.as_str();
