@@ -530,9 +530,30 @@ fn the_terminal_shows_clean_tool_lines_and_a_summary() {
     assert!(out.contains("2 items, 2 to do") && out.contains("[ ] first step"), "todo as text: {out}");
     assert!(!out.contains(r#""remaining""#), "no raw JSON: {out}");
     assert!(out.contains("done with") && !out.contains("pwned") && !out.contains("\u{1b}]0"), "{out}");
+    assert!(out.contains("care") && !out.contains("**care**"), "streamed Markdown is drawn: {out}");
     assert!(!out.contains("\u{1b}[2J"), "{out}");
     assert!(out.contains("unknown command /stauts; did you mean /status?"), "{out}");
     assert!(out.contains("session: 3 model calls"), "{out}");
+}
+
+/// A one-shot run in a terminal draws the streamed answer's Markdown block by block; the same
+/// answer redirected is printed as the model wrote it.
+#[test]
+fn a_streamed_answer_is_drawn_as_markdown_in_a_terminal_and_raw_when_redirected() {
+    let sb = Sandbox::new();
+    let answer = "# Findings\n\nThe **bug** is in `parse`.\n\n```rust\nlet a = 1;\n\nlet b = 2;\n```\n\n- fix it\n- test it";
+    let server = start(Mode::OpenAiStream, vec![text(answer)]);
+    let args = ["--base-url", &server.url(), "--model", "test-model", "--color", "never", "look"];
+    let screen = sb.in_terminal(&args, &[], &[]);
+    for drawn in
+        ["# Findings", "The bug is in `parse`.", "    let a = 1;", "    let b = 2;", "• fix it", "• test it"]
+    {
+        assert!(screen.contains(drawn), "{drawn:?} in {screen}");
+    }
+    assert!(!screen.contains("**bug**") && !screen.contains("```"), "{screen}");
+    let server = start(Mode::OpenAiStream, vec![text(answer)]);
+    let r = sb.run(&["--base-url", &server.url(), "--model", "test-model", "look"]);
+    assert_eq!(r.stdout.trim_end(), answer);
 }
 
 #[test]

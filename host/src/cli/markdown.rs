@@ -148,9 +148,65 @@ pub fn render(md: &str, s: Style) -> String {
     format!("{}\n", out.trim_end())
 }
 
+/// Streamed text cut into whole blocks (paragraphs, lists, headings, fenced code) so each can
+/// be drawn as it completes: a block ends at a blank line outside a code fence.
+#[derive(Default)]
+pub struct Blocks {
+    pending: String,
+}
+
+impl Blocks {
+    /// Adds a streamed piece; returns the Markdown of the blocks it completed, if any.
+    pub fn push(&mut self, piece: &str) -> Option<String> {
+        self.pending.push_str(piece);
+        let mut fenced = false;
+        let mut cut = None;
+        let mut at = 0;
+        for line in self.pending.split_inclusive('\n') {
+            let trimmed = line.trim_start();
+            if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+                fenced = !fenced;
+            }
+            at += line.len();
+            // A blank line closes the blocks before it, unless a fence is open or the blank
+            // line may still be followed by more of it (the piece ended mid-line).
+            if !fenced && line.trim().is_empty() && line.ends_with('\n') && at > line.len() {
+                cut = Some(at);
+            }
+        }
+        let cut = cut?;
+        let done: String = self.pending.drain(..cut).collect();
+        Some(done).filter(|d| !d.trim().is_empty())
+    }
+
+    /// What is left at the end of the reply.
+    pub fn finish(&mut self) -> Option<String> {
+        let rest = std::mem::take(&mut self.pending);
+        Some(rest).filter(|r| !r.trim().is_empty())
+    }
+
+    /// Forgets the text streamed so far (the reply is being retried).
+    pub fn reset(&mut self) {
+        self.pending.clear();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streamed_text_is_cut_into_whole_blocks() {
+        let mut b = Blocks::default();
+        assert_eq!(b.push("# Ti"), None);
+        assert_eq!(b.push("tle\n\nSome **bo"), Some("# Title\n\n".to_string()));
+        assert_eq!(b.push("ld** text\n"), None);
+        // A fence keeps its blank lines inside it.
+        assert_eq!(b.push("\n```\na\n\nb\n"), Some("Some **bold** text\n\n".to_string()));
+        assert_eq!(b.push("```\n\n- one"), Some("```\na\n\nb\n```\n\n".to_string()));
+        assert_eq!(b.finish(), Some("- one".to_string()));
+        assert_eq!(b.finish(), None);
+    }
 
     #[test]
     fn markdown_is_drawn_for_the_terminal() {

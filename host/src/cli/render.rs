@@ -94,6 +94,8 @@ pub struct Terminal {
     pub streamed_answer: bool,
     /// Strips control sequences split across streamed pieces.
     clean: termtext::Stream,
+    /// On a terminal, streamed text is drawn as Markdown a whole block at a time.
+    blocks: Option<super::markdown::Blocks>,
 }
 
 impl Terminal {
@@ -107,6 +109,16 @@ impl Terminal {
             in_reasoning: false,
             streamed_answer: false,
             clean: termtext::Stream::default(),
+            blocks: (tty && !quiet).then(super::markdown::Blocks::default),
+        }
+    }
+
+    /// Draws Markdown blocks that streamed text completed (all that is left with `last`).
+    fn draw_blocks(&mut self, md: Option<String>) {
+        if let Some(md) = md {
+            self.stop_spinner();
+            self.end_line();
+            eprintln!("{}\n", super::markdown::render(&md, self.style).trim_end());
         }
     }
 
@@ -151,7 +163,11 @@ impl Observer for Terminal {
     }
 
     fn event(&mut self, e: &Event) {
-        if !matches!(e, Event::Retry { .. }) {
+        // The spinner keeps turning while a retry is waited for, or a Markdown block is
+        // still being streamed.
+        if !matches!(e, Event::Retry { .. } | Event::Text(_))
+            || self.blocks.is_none() && matches!(e, Event::Text(_))
+        {
             self.stop_spinner();
         }
         if self.quiet {
@@ -163,9 +179,15 @@ impl Observer for Terminal {
                 if self.in_reasoning {
                     self.end_line();
                 }
-                eprint!("{}", self.clean.push(t));
-                self.mid_line = !t.ends_with('\n');
+                let text = self.clean.push(t);
                 self.streamed_answer = true;
+                if let Some(blocks) = &mut self.blocks {
+                    let done = blocks.push(&text);
+                    self.draw_blocks(done);
+                } else {
+                    eprint!("{text}");
+                    self.mid_line = !t.ends_with('\n');
+                }
             }
             Event::Reasoning(t) => {
                 if !self.in_reasoning {
@@ -185,6 +207,9 @@ impl Observer for Terminal {
                 let text =
                     format!("↻ {reason}; retrying in {:.1} s (attempt {})", wait.as_secs_f64(), attempt + 1);
                 self.streamed_answer = false;
+                if let Some(blocks) = &mut self.blocks {
+                    blocks.reset();
+                }
                 // On a terminal the waiting line itself shows the retry, overwritten by the next.
                 if let Some(spinner) = &self.spinner {
                     spinner.relabel(text);
@@ -198,6 +223,8 @@ impl Observer for Terminal {
     }
 
     fn reply(&mut self, r: &Response) {
+        let rest = self.blocks.as_mut().and_then(|b| b.finish());
+        self.draw_blocks(rest);
         self.stop_spinner();
         self.clean.reset();
         if !self.quiet && self.streamed_answer {
