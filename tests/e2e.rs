@@ -12,6 +12,7 @@ mod cli;
 mod commands;
 mod confinement;
 mod context;
+mod docs;
 mod examples;
 mod faults;
 mod grants;

@@ -153,7 +153,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "PLUGIN=CAPS", help_heading = "Capabilities")]
     pub grant: Vec<String>,
     /// A policy file that pins plugins by sha256 and bounds grants, network and commands
-    /// (see README, "CI") [env: CORRAL_POLICY] [key: plugins.policy]
+    /// (see docs/ci.md) [env: CORRAL_POLICY] [key: plugins.policy]
     #[arg(long, global = true, value_name = "FILE", help_heading = "Capabilities")]
     pub policy: Option<PathBuf>,
     /// Programs the model may run (comma-separated), resolved on PATH at start-up; enables

@@ -1,7 +1,7 @@
 //! Everything that decides what the model sees: the transcript with token estimates, the
 //! budget, the compaction ladder, recaps, and the system prompt with its durable parts.
 //!
-//! The four layers (see README "Context management"): 1, prevention (tool caps, instruction
+//! The four layers (see docs/context.md): 1, prevention (tool caps, instruction
 //! files capped, the tool-schema budget in [`schemas`]); 2, the model's own `snapshot`
 //! collapses ([`snapshot`]); 3, automatic compaction ([`compact`]) before each call and when
 //! the provider refuses; 4, knowledge kept outside the messages: durable sections, snapshot

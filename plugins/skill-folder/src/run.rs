@@ -7,7 +7,56 @@ use corral_plugin_sdk::host::{Command, Proc, ProcErrorCode, ProcOutput};
 use corral_plugin_sdk::{ErrorKind, Output, ToolError};
 use std::path::Path;
 
-/// Runs script `name` (a path listed under `scripts/`) of skill `skill` in folder `dir`.
+/// Why a script name found no single script.
+enum Resolve {
+    /// None matched; the scripts there are.
+    Missing(Vec<String>),
+    /// Several files share the stem.
+    Ambiguous(Vec<String>),
+}
+
+/// The script a name means: its path under `scripts/` (`scripts/toc.py`), its file name
+/// (`toc.py`) or its stem (`toc`) when one script alone has it.
+fn resolve(dir: &Path, rel: &str) -> Result<String, Resolve> {
+    let scripts_dir = folder::SCRIPTS_DIR;
+    let direct: Vec<String> = std::fs::read_dir(dir.join(scripts_dir))
+        .map(|entries| {
+            let mut names: Vec<String> = entries
+                .filter_map(|e| e.ok())
+                .filter(|e| e.path().is_file())
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .filter(|n| !n.starts_with('.'))
+                .collect();
+            names.sort();
+            names
+        })
+        .unwrap_or_default();
+    let is_file = |p: &str| dir.join(p).is_file();
+    if rel.starts_with(&format!("{scripts_dir}/")) {
+        return if is_file(rel) { Ok(rel.to_string()) } else { Err(Resolve::Missing(named(&direct))) };
+    }
+    if !rel.contains('/') {
+        if direct.iter().any(|n| n == rel) {
+            return Ok(format!("{scripts_dir}/{rel}"));
+        }
+        let stem = |n: &str| Path::new(n).file_stem().and_then(|s| s.to_str()).map(str::to_string);
+        let same: Vec<&String> = direct.iter().filter(|n| stem(n).as_deref() == Some(rel)).collect();
+        match same.as_slice() {
+            [one] => return Ok(format!("{scripts_dir}/{one}")),
+            [] => {}
+            many => {
+                return Err(Resolve::Ambiguous(many.iter().map(|n| format!("{scripts_dir}/{n}")).collect()));
+            }
+        }
+    }
+    Err(Resolve::Missing(named(&direct)))
+}
+
+fn named(files: &[String]) -> Vec<String> {
+    files.iter().map(|n| format!("{}/{n}", folder::SCRIPTS_DIR)).collect()
+}
+
+/// Runs script `name` (its path under `scripts/`, its file name or its stem) of skill `skill` in folder `dir`.
 pub fn run(
     commands: &dyn Proc,
     skill: &str,
@@ -15,12 +64,19 @@ pub fn run(
     name: &str,
     args: &[String],
 ) -> Result<Output, ToolError> {
-    let rel = folder::check_path(name)?;
-    let is_script = rel.starts_with(&format!("{}/", folder::SCRIPTS_DIR));
+    let rel = resolve(dir, folder::check_path(name)?).map_err(|known| {
+        let e = ToolError::new(ErrorKind::NotFound, format!("skill '{skill}' has no script '{name}'"));
+        match known {
+            Resolve::Ambiguous(both) => ToolError::invalid_args(format!(
+                "skill '{skill}' has several scripts named '{name}': {}; name one with its extension",
+                both.join(", ")
+            )),
+            Resolve::Missing(known) if known.is_empty() => e.with_hint("this skill has no scripts"),
+            Resolve::Missing(known) => e.with_hint(&format!("its scripts: {}", known.join(", "))),
+        }
+    })?;
+    let rel = rel.as_str();
     let full = dir.join(rel);
-    if !is_script || !full.is_file() {
-        return Err(ToolError::new(ErrorKind::NotFound, format!("skill '{skill}' has no script '{name}'")));
-    }
     let head = folder::read_head(&full);
     let Some(program) = folder::program_for(rel, &head) else {
         return Err(ToolError::new(
@@ -127,6 +183,34 @@ mod tests {
         let fake = FakeProc::new().exits(3, " a | 2 +-\n");
         let out = run(&fake, "review", t.path(), "./scripts/stat.sh", &[]).unwrap();
         assert_eq!(out.text, "scripts/stat.sh failed with exit code 3\n a | 2 +-\n");
+    }
+
+    #[test]
+    fn a_script_is_found_by_its_file_name_or_stem() {
+        let t = skill();
+        let fake = FakeProc::new().exits(0, "ok\n").exits(0, "ok\n");
+        run(&fake, "review", t.path(), "stat", &["main".into()]).unwrap();
+        run(&fake, "review", t.path(), "stat.sh", &[]).unwrap();
+        let calls = fake.calls.borrow();
+        assert_eq!(calls.len(), 2);
+        assert!(
+            calls.iter().all(|c| matches!(c, Call::Run(cmd) if cmd.args[0].ends_with("scripts/stat.sh"))),
+            "{calls:?}"
+        );
+    }
+
+    #[test]
+    fn a_stem_two_scripts_share_is_refused_and_a_missing_one_lists_the_scripts() {
+        let t = skill();
+        std::fs::write(t.path().join("scripts/stat.py"), "print(1)\n").unwrap();
+        let fake = FakeProc::new().exits(0, "");
+        let e = run(&fake, "review", t.path(), "stat", &[]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::InvalidArgs);
+        assert!(e.message.contains("scripts/stat.py, scripts/stat.sh"), "{}", e.message);
+        let e = run(&fake, "review", t.path(), "nope", &[]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::NotFound);
+        assert!(e.hint.as_deref().unwrap_or("").contains("scripts/stat.sh"), "{e:?}");
+        assert!(fake.calls.borrow().is_empty(), "nothing was run");
     }
 
     #[test]

@@ -23,8 +23,8 @@ pub fn def(skills: &SkillSet) -> ToolDef {
         description: "Use one of the skills listed under \"Skills\" in the system prompt. A skill is \
                       know-how for a kind of task: `activate` it first to read its instructions and see its \
                       files and scripts; `load` reads some of its files (args: their paths, comma-separated); \
-                      `script` runs one of its scripts in a sandbox (args: the script's name, then its \
-                      arguments, as a command line)."
+                      `script` runs one of its scripts in a sandbox (args: the script's name or file name, \
+                      then its arguments, as a command line)."
             .into(),
         parameters: json!({
             "type": "object",
