@@ -208,6 +208,37 @@ fn cap_of(server: &ModelServer, i: usize) -> (Option<u64>, Option<u64>) {
 }
 
 #[tokio::test]
+async fn the_reply_cap_the_model_list_reports_is_never_exceeded() {
+    let server = ModelServer::start(Flavor::OpenAi, vec![Step::Reply(Reply::text("ok"))]);
+    server.set_context_window(100_000);
+    server.set_output_cap(1_000);
+    let c = client(&server, Flavor::OpenAi, false, "test-model", |_| {});
+    assert_eq!(c.context_window().await, Some(100_000));
+    let (r, _) = call(&c, &request(vec![Message::user("hi")], 32768)).await;
+    assert_eq!(r.unwrap().text, "ok");
+    assert_eq!(cap_of(&server, 0).0, Some(1_000));
+}
+
+#[tokio::test]
+async fn a_lowered_cap_is_kept_for_the_next_requests() {
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![
+            Step::Status { code: 400, retry_after: None, body: data("openai_max_tokens_too_large.json") },
+            Step::Reply(Reply::text("fits")),
+            Step::Reply(Reply::text("again")),
+        ],
+    );
+    let c = client(&server, Flavor::OpenAi, false, "test-model", |_| {});
+    let (r, _) = call(&c, &request(vec![Message::user("hi")], 32768)).await;
+    assert_eq!(r.unwrap().text, "fits");
+    let (r, events) = call(&c, &request(vec![Message::user("more")], 32768)).await;
+    assert_eq!(r.unwrap().text, "again");
+    assert_eq!(cap_of(&server, 2).0, Some(16384), "no second refusal");
+    assert!(!events.iter().any(|e| matches!(e, Event::Notice(_))), "{events:?}");
+}
+
+#[tokio::test]
 async fn a_cap_refused_as_too_large_is_lowered_to_the_named_limit_and_retried_once() {
     let cases = [
         (Flavor::OpenAi, 400, "openai_max_tokens_too_large.json", 16384),

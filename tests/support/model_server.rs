@@ -149,6 +149,8 @@ struct State {
     requests: Vec<Captured>,
     summary_requests: Vec<Captured>,
     window: Option<u64>,
+    /// The reply cap the model list reports, OpenRouter's way (see [`ModelServer::set_output_cap`]).
+    output_cap: Option<u64>,
     /// The window the server enforces, when set (see [`ModelServer::enforce_window`]).
     enforce: Option<u64>,
 }
@@ -241,6 +243,12 @@ impl ModelServer {
         self.state().window = Some(n);
     }
 
+    /// Makes GET /v1/models report this largest reply for "test-model", as OpenRouter does
+    /// (`top_provider.max_completion_tokens`).
+    pub fn set_output_cap(&self, n: u64) {
+        self.state().output_cap = Some(n);
+    }
+
     /// Answers corral's summary requests (system prompt starting with one of
     /// [`SUMMARY_SYSTEM_PREFIXES`]) from `steps` instead of the main script; once they are
     /// used up, summary requests get a 400 error (which corral does not retry).
@@ -293,10 +301,16 @@ fn serve(shared: &Shared, mut conn: TcpStream) -> std::io::Result<()> {
         Flavor::Anthropic => "/v1/messages",
     };
     if req.method == "GET" && req.path == "/v1/models" {
-        let window = shared.state.lock().unwrap_or_else(|p| p.into_inner()).window;
+        let (window, cap) = {
+            let st = shared.state.lock().unwrap_or_else(|p| p.into_inner());
+            (st.window, st.output_cap)
+        };
         let mut entry = json!({"id": "test-model", "object": "model"});
         if let Some(n) = window {
             entry["context_length"] = json!(n);
+        }
+        if let Some(n) = cap {
+            entry["top_provider"] = json!({"max_completion_tokens": n});
         }
         return respond(
             &mut conn,

@@ -23,6 +23,9 @@ struct Inner {
     http: reqwest::Client,
     /// Where completions are posted.
     endpoint: String,
+    /// The largest reply cap the server reported (its model list) or accepted after refusing a
+    /// larger one; 0 while unknown.
+    learned_cap: std::sync::atomic::AtomicU32,
 }
 
 impl Client {
@@ -52,7 +55,7 @@ impl Client {
         let http = b
             .build()
             .map_err(|e| LlmError::Config(format!("cannot set up the HTTP client: {}", chain(&e))))?;
-        Ok(Client { inner: Arc::new(Inner { cfg, http, endpoint }) })
+        Ok(Client { inner: Arc::new(Inner { cfg, http, endpoint, learned_cap: Default::default() }) })
     }
 
     pub fn config(&self) -> &ClientConfig {
@@ -103,17 +106,28 @@ impl Client {
                     )));
                     asked = next;
                     lowered = true;
+                    self.learn_output_cap(next);
                 }
                 other => return other,
             }
         }
     }
 
-    /// The reply cap to send: the one asked for, never above what the model is known to allow.
+    /// The reply cap to send: the one asked for, never above what the server reported or
+    /// accepted, else what the model family is known to allow.
     fn output_cap(&self, asked: u32) -> u32 {
-        match limits::output_cap(&self.inner.cfg.model) {
+        let learned = self.inner.learned_cap.load(std::sync::atomic::Ordering::Relaxed);
+        let max = if learned > 0 { Some(learned) } else { limits::output_cap(&self.inner.cfg.model) };
+        match max {
             Some(max) if asked > max => max,
             _ => asked,
+        }
+    }
+
+    /// Remembers the largest reply cap the server takes, for every later request.
+    pub(super) fn learn_output_cap(&self, cap: u32) {
+        if cap > 0 {
+            self.inner.learned_cap.store(cap, std::sync::atomic::Ordering::Relaxed);
         }
     }
 

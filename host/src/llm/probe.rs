@@ -12,6 +12,9 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 /// Field names servers use for the context size.
 const KEYS: [&str; 5] = ["context_length", "max_model_len", "max_context_length", "context_window", "n_ctx"];
 
+/// Field names servers use for the largest reply (OpenRouter: `top_provider.max_completion_tokens`).
+const OUTPUT_KEYS: [&str; 3] = ["max_completion_tokens", "max_output_tokens", "output_token_limit"];
+
 impl Client {
     /// The model's context window as the server reports it, if it does. Anthropic: None.
     pub async fn context_window(&self) -> Option<u64> {
@@ -34,10 +37,13 @@ impl Client {
     async fn probe(&self) -> Option<u64> {
         let cfg = self.config();
         let base = cfg.base_url.as_str();
-        if let Some(n) =
-            self.get_json(&format!("{base}/models")).await.and_then(|v| from_models(&v, &cfg.model))
-        {
-            return Some(n);
+        if let Some(list) = self.get_json(&format!("{base}/models")).await {
+            if let Some(cap) = output_from_models(&list, &cfg.model) {
+                self.learn_output_cap(cap);
+            }
+            if let Some(n) = from_models(&list, &cfg.model) {
+                return Some(n);
+            }
         }
         let root = strip_version(base);
         if let Some(n) = self.get_json(&format!("{root}/props")).await.and_then(|v| from_props(&v)) {
@@ -60,6 +66,16 @@ impl Client {
 /// From a model list ({"data": [...]}, or a bare list): the entry for `model`, else the only
 /// entry. With several entries and none matching, nothing: another model's size is no help.
 pub(super) fn from_models(v: &Value, model: &str) -> Option<u64> {
+    window_in(model_entry(v, model)?)
+}
+
+/// The largest reply the model list says the model may give, if it says.
+pub(super) fn output_from_models(v: &Value, model: &str) -> Option<u32> {
+    let n = in_entry(model_entry(v, model)?, &OUTPUT_KEYS)?;
+    u32::try_from(n).ok()
+}
+
+fn model_entry<'v>(v: &'v Value, model: &str) -> Option<&'v Value> {
     let list = v.get("data").or_else(|| v.get("models")).unwrap_or(v).as_array()?;
     let id = |e: &Value| e["id"].as_str().or_else(|| e["name"].as_str()).unwrap_or("").to_string();
     let wanted = model.to_ascii_lowercase();
@@ -75,7 +91,7 @@ pub(super) fn from_models(v: &Value, model: &str) -> Option<u64> {
             })
         })
         .or_else(|| if list.len() == 1 { list.first() } else { None })?;
-    window_in(entry)
+    Some(entry)
 }
 
 /// llama.cpp's GET /props: default_generation_settings.n_ctx, or n_ctx.
@@ -85,13 +101,18 @@ pub(super) fn from_props(v: &Value) -> Option<u64> {
 
 /// A context size in the entry itself, else in an object nested in it ("meta", "top_provider").
 fn window_in(entry: &Value) -> Option<u64> {
-    let direct = KEYS.iter().find_map(|k| positive(&entry[*k]));
+    in_entry(entry, &KEYS)
+}
+
+/// The first of `keys` in the entry itself, else in an object nested in it.
+fn in_entry(entry: &Value, keys: &[&str]) -> Option<u64> {
+    let direct = keys.iter().find_map(|k| positive(&entry[*k]));
     direct.or_else(|| {
         entry
             .as_object()?
             .values()
             .filter(|v| v.is_object())
-            .find_map(|o| KEYS.iter().find_map(|k| positive(&o[*k])))
+            .find_map(|o| keys.iter().find_map(|k| positive(&o[*k])))
     })
 }
 

@@ -1,6 +1,6 @@
 //! Reading the context window from model lists and llama.cpp's /props.
 
-use super::super::probe::{from_models, from_props};
+use super::super::probe::{from_models, from_props, output_from_models};
 use serde_json::json;
 
 #[test]
@@ -33,4 +33,16 @@ fn llama_cpp_props() {
     assert_eq!(from_props(&json!({"default_generation_settings": {"n_ctx": 8192}})), Some(8192));
     assert_eq!(from_props(&json!({"n_ctx": 4096})), Some(4096));
     assert_eq!(from_props(&json!({"total_slots": 1})), None);
+}
+
+#[test]
+fn the_largest_reply_is_read_from_the_entry_for_the_model() {
+    let list = json!({"data": [
+        {"id": "a/router-model", "context_length": 128000, "top_provider": {"max_completion_tokens": 16384}},
+        {"id": "b", "max_output_tokens": 8192},
+        {"id": "c", "context_length": 4096},
+    ]});
+    assert_eq!(output_from_models(&list, "a/router-model"), Some(16384), "OpenRouter's nesting");
+    assert_eq!(output_from_models(&list, "b"), Some(8192));
+    assert_eq!(output_from_models(&list, "c"), None);
 }
