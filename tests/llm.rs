@@ -20,6 +20,7 @@ fn client_at(url: &str, flavor: Flavor, stream: bool, attempts: u32) -> Client {
     let provider = match flavor {
         Flavor::OpenAi => None,
         Flavor::Anthropic => Some("anthropic"),
+        Flavor::Ollama => Some("ollama"),
     };
     let mut cfg =
         ClientConfig::resolve(provider, Some(url), Some("test-model"), Some("test-key"), &|_| None).unwrap();
@@ -177,6 +178,7 @@ async fn replies_with_tool_calls_round_trip_in_every_wire_mode() {
                     let assistant = &reqs[1].body["messages"][2];
                     assert_eq!(assistant["tool_calls"][1]["function"]["arguments"], r#"{"pattern":"x y"}"#);
                 }
+                Flavor::Ollama => unreachable!("not in FLAVORS"),
                 Flavor::Anthropic => {
                     assert_eq!(reqs[0].path, "/v1/messages");
                     assert_eq!(b0["system"], "You are a test.");
@@ -200,6 +202,67 @@ async fn replies_with_tool_calls_round_trip_in_every_wire_mode() {
             assert_eq!(server.remaining(), 0);
         }
     }
+}
+
+/// Ollama's own API: streamed NDJSON and whole replies, tool calls with object arguments,
+/// tool results by name, and the context size asked for in every request.
+#[tokio::test]
+async fn ollamas_own_api_round_trips_calls_and_sends_the_context_size() {
+    for stream in [true, false] {
+        let first = Reply::tools(vec![("read_file", r#"{"file_path":"a.txt"}"#)])
+            .with_text("Reading.")
+            .with_reasoning("first the file");
+        let server =
+            ModelServer::start(Flavor::Ollama, vec![Step::Reply(first), Step::Reply(Reply::text("Done."))]);
+        let c = client(&server, Flavor::Ollama, stream);
+        c.use_window(12_288);
+        let mut req = request(vec![Message::user("look")]);
+        let (r, events) = call(&c, &req).await;
+        let r = r.unwrap_or_else(|e| panic!("stream={stream}: {e}"));
+        assert_eq!(r.text, "Reading.");
+        assert_eq!(r.reasoning.as_ref().map(|x| x.text.as_str()), Some("first the file"));
+        assert_eq!(r.finish, FinishReason::ToolCalls);
+        let args: Value = serde_json::from_str(&r.tool_calls[0].arguments).unwrap();
+        assert_eq!(args, json!({"file_path": "a.txt"}));
+        assert!(r.usage.input_tokens > 0 && r.usage.output_tokens > 0, "{:?}", r.usage);
+        if stream {
+            assert_eq!(streamed_text(&events), "Reading.");
+        }
+        req.messages.push(r.to_message());
+        req.messages.push(Message::Tool {
+            call_id: r.tool_calls[0].id.clone(),
+            name: "read_file".into(),
+            content: "1: hello".into(),
+            is_error: false,
+            images: vec![],
+        });
+        let (r2, _) = call(&c, &req).await;
+        assert_eq!(r2.unwrap().text, "Done.");
+        let reqs = server.requests();
+        assert_eq!(reqs[0].path, "/api/chat");
+        assert_eq!(reqs[0].body["options"]["num_ctx"], 12_288);
+        assert_eq!(reqs[0].body["stream"] == true, stream);
+        assert_eq!(reqs[0].header("authorization"), Some("Bearer test-key"));
+        let msgs = reqs[1].body["messages"].as_array().unwrap();
+        assert_eq!(msgs[2]["tool_calls"][0]["function"]["arguments"], json!({"file_path": "a.txt"}));
+        assert_eq!(msgs[3], json!({"role": "tool", "tool_name": "read_file", "content": "1: hello"}));
+    }
+}
+
+#[tokio::test]
+async fn ollamas_window_comes_from_the_model_and_a_cut_stream_is_retried() {
+    let server = ModelServer::start(
+        Flavor::Ollama,
+        vec![Step::CutStream(Reply::text("this will be cut somewhere")), Step::Reply(Reply::text("whole"))],
+    );
+    server.set_context_window(32_768);
+    let c = client(&server, Flavor::Ollama, true);
+    assert_eq!(c.context_window().await, Some(32_768), "the Modelfile's num_ctx");
+    let (r, events) = call(&c, &request(vec![Message::user("hi")])).await;
+    assert_eq!(r.unwrap().text, "whole");
+    assert_eq!(retries(&events).len(), 1);
+    let fresh = ModelServer::start(Flavor::Ollama, vec![]);
+    assert_eq!(client(&fresh, Flavor::Ollama, true).context_window().await, Some(16_384), "the default");
 }
 
 #[tokio::test]

@@ -486,3 +486,23 @@ fn corral_replays_deepseek_reasoning_and_streams_it_as_reasoning_events() {
         .collect();
     assert_eq!(reasoning, "The user wants the version. I should read Cargo.toml first.", "{}", run.stdout);
 }
+
+/// `--provider ollama` speaks Ollama's own API and asks for the context size corral budgets
+/// for: the person's `--max-context-tokens`, else what the model's Modelfile sets.
+#[test]
+fn ollama_is_asked_for_the_context_size_corral_budgets_for() {
+    let sb = Sandbox::new();
+    let server = ModelServer::start(Flavor::Ollama, vec![Step::Reply(Reply::text("small"))]);
+    let args = ["--provider", "ollama", "--base-url", &server.url(), "--model", "qwen3:8b"];
+    let r = sb.run(&[&args[..], &["--max-context-tokens", "8192", "hi"]].concat());
+    assert_eq!((r.code, r.stdout.trim()), (0, "small"), "{}", r.stderr);
+    let req = &server.requests()[0];
+    assert_eq!((req.path.as_str(), &req.body["options"]["num_ctx"]), ("/api/chat", &json!(8192)));
+
+    let server = ModelServer::start(Flavor::Ollama, vec![Step::Reply(Reply::text("large"))]);
+    server.set_context_window(24_576);
+    let args = ["--provider", "ollama", "--base-url", &server.url(), "--model", "qwen3:8b", "hi"];
+    let r = sb.run(&args);
+    assert_eq!((r.code, r.stdout.trim()), (0, "large"), "{}", r.stderr);
+    assert_eq!(server.requests()[0].body["options"]["num_ctx"], 24_576);
+}

@@ -1,5 +1,6 @@
 //! A scripted model server for tests: real HTTP/1.1 on 127.0.0.1 answering completion requests
-//! from a script (replies, error statuses, cut streams, overflows, delays), OpenAI or Anthropic.
+//! from a script (replies, error statuses, cut streams, overflows, delays), OpenAI, Anthropic
+//! or Ollama's own API.
 
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -15,6 +16,8 @@ use std::time::{Duration, Instant};
 pub enum Flavor {
     OpenAi,
     Anthropic,
+    /// Ollama's /api/chat (NDJSON streams) and /api/show.
+    Ollama,
 }
 
 /// One model reply: text, optional reasoning, and tool calls as (name, raw arguments text).
@@ -299,7 +302,16 @@ fn serve(shared: &Shared, mut conn: TcpStream) -> std::io::Result<()> {
     let completion = match shared.flavor {
         Flavor::OpenAi => "/v1/chat/completions",
         Flavor::Anthropic => "/v1/messages",
+        Flavor::Ollama => "/api/chat",
     };
+    if shared.flavor == Flavor::Ollama && req.method == "POST" && req.path == "/api/show" {
+        let window = shared.state.lock().unwrap_or_else(|p| p.into_inner()).window;
+        let body = json!({
+            "parameters": window.map(|n| format!("num_ctx {n}")).unwrap_or_default(),
+            "model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960},
+        });
+        return respond(&mut conn, 200, &[], body.to_string().as_bytes());
+    }
     if req.method == "GET" && req.path == "/v1/models" {
         let (window, cap) = {
             let st = shared.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -389,7 +401,7 @@ fn run(shared: &Shared, conn: &mut TcpStream, req: &Captured, step: Step) -> std
     let wire = Wire { flavor: shared.flavor, id, model, prompt_tokens };
     match step {
         Step::Reply(r) if stream => {
-            start_sse(conn)?;
+            start_stream(conn, shared.flavor)?;
             for e in wire.events(&r).0 {
                 conn.write_all(e.as_bytes())?;
                 conn.flush()?;
@@ -404,7 +416,7 @@ fn run(shared: &Shared, conn: &mut TcpStream, req: &Captured, step: Step) -> std
         Step::CutStream(r) if stream => {
             let (events, first_text, finish_at) = wire.events(&r);
             let cut = (events.len() / 2).max(first_text.map_or(0, |i| i + 1)).min(finish_at);
-            start_sse(conn)?;
+            start_stream(conn, shared.flavor)?;
             for e in &events[..cut] {
                 conn.write_all(e.as_bytes())?;
                 conn.flush()?;
@@ -432,6 +444,7 @@ fn run(shared: &Shared, conn: &mut TcpStream, req: &Captured, step: Step) -> std
                 Flavor::Anthropic => json!({"type": "error", "error": {
                     "type": "invalid_request_error", "message": "prompt is too long: 9000 tokens > 8192 maximum",
                 }}),
+                Flavor::Ollama => json!({"error": "the input length exceeds the context length"}),
             };
             respond(conn, 400, &[], body.to_string().as_bytes())
         }
@@ -501,6 +514,16 @@ fn respond(conn: &mut TcpStream, code: u16, headers: &[(&str, String)], body: &[
     conn.shutdown(Shutdown::Both)
 }
 
+/// The head of a streamed reply: SSE, or NDJSON for Ollama.
+fn start_stream(conn: &mut TcpStream, flavor: Flavor) -> std::io::Result<()> {
+    if flavor != Flavor::Ollama {
+        return start_sse(conn);
+    }
+    let head = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n";
+    conn.write_all(head.as_bytes())?;
+    conn.flush()
+}
+
 fn start_sse(conn: &mut TcpStream) -> std::io::Result<()> {
     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n";
     conn.write_all(head.as_bytes())?;
@@ -545,6 +568,7 @@ impl Wire {
         match self.flavor {
             Flavor::OpenAi => format!("call_{}_{i}", self.id),
             Flavor::Anthropic => format!("toolu_{}_{i}", self.id),
+            Flavor::Ollama => String::new(),
         }
     }
 
@@ -598,7 +622,66 @@ impl Wire {
                     "usage": {"input_tokens": self.prompt_tokens, "output_tokens": out},
                 })
             }
+            Flavor::Ollama => {
+                let mut v = self.ollama_line(self.ollama_message(&r.text, r.reasoning.as_deref(), r), true);
+                v["eval_count"] = json!(out);
+                v
+            }
         }
+    }
+
+    /// Ollama's assistant message: text, thinking, and tool calls with object arguments.
+    fn ollama_message(&self, text: &str, thinking: Option<&str>, r: &Reply) -> Value {
+        let mut msg = json!({"role": "assistant", "content": text});
+        if let Some(t) = thinking {
+            msg["thinking"] = json!(t);
+        }
+        let calls: Vec<Value> = r
+            .tool_calls
+            .iter()
+            .map(|(n, a)| {
+                let args = serde_json::from_str::<Value>(a).unwrap_or_else(|_| Value::String(a.clone()));
+                json!({"function": {"name": n, "arguments": args}})
+            })
+            .collect();
+        if !calls.is_empty() {
+            msg["tool_calls"] = Value::Array(calls);
+        }
+        msg
+    }
+
+    /// One Ollama line; the last one carries the reason and the counts.
+    fn ollama_line(&self, message: Value, done: bool) -> Value {
+        let mut v = json!({"model": self.model, "created_at": "2025-06-01T10:00:00Z", "message": message, "done": done});
+        if done {
+            v["done_reason"] = json!("stop");
+            v["prompt_eval_count"] = json!(self.prompt_tokens);
+        }
+        v
+    }
+
+    fn ollama_events(&self, r: &Reply) -> (Vec<String>, Option<usize>, usize) {
+        let none = Reply::default();
+        let line = |v: Value| format!("{v}\n");
+        let mut ev = Vec::new();
+        for p in pieces(r.reasoning.as_deref().unwrap_or_default()) {
+            ev.push(line(self.ollama_line(self.ollama_message("", Some(&p), &none), false)));
+        }
+        let mut first_text = None;
+        for p in pieces(&r.text) {
+            first_text.get_or_insert(ev.len());
+            ev.push(line(self.ollama_line(self.ollama_message(&p, None, &none), false)));
+        }
+        // Ollama sends a reply's tool calls whole, in one line.
+        if !r.tool_calls.is_empty() {
+            let calls_only = Reply { tool_calls: r.tool_calls.clone(), ..Reply::default() };
+            ev.push(line(self.ollama_line(self.ollama_message("", None, &calls_only), false)));
+        }
+        let finish_at = ev.len();
+        let mut last = self.ollama_line(self.ollama_message("", None, &none), true);
+        last["eval_count"] = json!(Self::output_tokens(r));
+        ev.push(line(last));
+        (ev, first_text, finish_at)
     }
 
     /// The SSE events of a streamed reply, the index of the first text delta, and the index
@@ -607,6 +690,7 @@ impl Wire {
         match self.flavor {
             Flavor::OpenAi => self.openai_events(r),
             Flavor::Anthropic => self.anthropic_events(r),
+            Flavor::Ollama => self.ollama_events(r),
         }
     }
 

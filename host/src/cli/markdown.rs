@@ -1,7 +1,7 @@
 //! The final answer's Markdown drawn for a terminal (headings, emphasis, code, lists, quotes,
 //! links with their address); raw Markdown is kept whenever the output is not a terminal.
 
-use super::render::Style;
+use super::style::Style;
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 
 /// `md` for a terminal. `s` gives the colours (none when colour is off: then only the layout

@@ -18,6 +18,7 @@ mod report;
 mod session;
 mod setup;
 mod slash;
+mod style;
 mod trust;
 mod trustask;
 

@@ -10,25 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// Styles, empty when colour is off.
-#[derive(Debug, Clone, Copy)]
-pub struct Style {
-    pub dim: &'static str,
-    pub red: &'static str,
-    pub green: &'static str,
-    pub bold: &'static str,
-    pub reset: &'static str,
-}
-
-impl Style {
-    pub fn new(color: bool) -> Self {
-        if color {
-            Style { dim: "\x1b[2m", red: "\x1b[31m", green: "\x1b[32m", bold: "\x1b[1m", reset: "\x1b[0m" }
-        } else {
-            Style { dim: "", red: "", green: "", bold: "", reset: "" }
-        }
-    }
-}
+pub use super::style::Style;
 
 /// A spinner on its own thread, so it turns even while the host is busy.
 struct Spinner {

@@ -126,6 +126,9 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         }
     };
     let (window, env) = tokio::join!(biased; probe, setup::load(base));
+    if let Some(w) = window {
+        client.use_window(w);
+    }
     let env = match env {
         Ok(env) => env,
         Err(e) => {

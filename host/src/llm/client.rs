@@ -6,7 +6,7 @@ use super::error::{ErrorBody, LlmError, WireError, clip};
 use super::failure::{Failure, Retry, Target, chain, retry_after};
 use super::sse::{SseDecoder, SseEvent};
 use super::types::{Event, Request, Response};
-use super::{anthropic, limits, openai};
+use super::{anthropic, limits, ollama, openai};
 use futures_util::StreamExt;
 use reqwest::header::CONTENT_TYPE;
 use std::sync::Arc;
@@ -26,6 +26,8 @@ struct Inner {
     /// The largest reply cap the server reported (its model list) or accepted after refusing a
     /// larger one; 0 while unknown.
     learned_cap: std::sync::atomic::AtomicU32,
+    /// The context window the session budgets for; sent to Ollama as `num_ctx`. 0: unknown.
+    window: std::sync::atomic::AtomicU64,
 }
 
 impl Client {
@@ -34,6 +36,7 @@ impl Client {
         let endpoint = match cfg.kind {
             ProviderKind::OpenAi => format!("{}/chat/completions", cfg.base_url),
             ProviderKind::Anthropic => format!("{}/v1/messages", cfg.base_url),
+            ProviderKind::Ollama => format!("{}/api/chat", cfg.base_url),
         };
         let url = reqwest::Url::parse(&endpoint).map_err(|e| {
             LlmError::Config(format!(
@@ -55,7 +58,15 @@ impl Client {
         let http = b
             .build()
             .map_err(|e| LlmError::Config(format!("cannot set up the HTTP client: {}", chain(&e))))?;
-        Ok(Client { inner: Arc::new(Inner { cfg, http, endpoint, learned_cap: Default::default() }) })
+        Ok(Client {
+            inner: Arc::new(Inner {
+                cfg,
+                http,
+                endpoint,
+                learned_cap: Default::default(),
+                window: Default::default(),
+            }),
+        })
     }
 
     pub fn config(&self) -> &ClientConfig {
@@ -142,7 +153,19 @@ impl Client {
                 body
             }
             ProviderKind::Anthropic => anthropic::request_body(req, &cfg.model, cfg.stream, cap, cfg.effort),
+            ProviderKind::Ollama => {
+                let num_ctx = match self.inner.window.load(std::sync::atomic::Ordering::Relaxed) {
+                    0 => ollama::DEFAULT_NUM_CTX,
+                    n => n,
+                };
+                ollama::request_body(req, &cfg.model, cfg.stream, cap, num_ctx, cfg.effort)
+            }
         }
+    }
+
+    /// The context window the session budgets for: Ollama is asked for exactly that much.
+    pub fn use_window(&self, window: u64) {
+        self.inner.window.store(window, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// One model call with retries, with reply cap `cap`.
@@ -193,6 +216,11 @@ impl Client {
         }
         let ctype =
             resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
+        if cfg.kind == ProviderKind::Ollama
+            && (ctype.contains("ndjson") || cfg.stream && !ctype.contains("json"))
+        {
+            return self.read_lines(resp, cap, on_event).await;
+        }
         if ctype.contains("event-stream") || (cfg.stream && !ctype.contains("json")) {
             return self.read_stream(resp, cap, on_event).await;
         }
@@ -207,6 +235,7 @@ impl Client {
         let parsed = match cfg.kind {
             ProviderKind::OpenAi => openai::parse_response(&v),
             ProviderKind::Anthropic => anthropic::parse_response(&v),
+            ProviderKind::Ollama => ollama::parse_response(&v),
         };
         let r = parsed.map_err(|e| self.target(cap).wire(e))?;
         // A whole reply shows its reasoning too, as one piece.
@@ -220,8 +249,8 @@ impl Client {
     pub(super) fn auth(&self, rb: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         let cfg = &self.inner.cfg;
         match (cfg.kind, &cfg.api_key) {
-            (ProviderKind::OpenAi, Some(k)) => rb.bearer_auth(k),
-            (ProviderKind::OpenAi, None) => rb,
+            (ProviderKind::OpenAi | ProviderKind::Ollama, Some(k)) => rb.bearer_auth(k),
+            (ProviderKind::OpenAi | ProviderKind::Ollama, None) => rb,
             (ProviderKind::Anthropic, key) => {
                 let rb = rb.header("anthropic-version", anthropic::API_VERSION);
                 match key {
@@ -241,8 +270,8 @@ impl Client {
         let mut bytes = resp.bytes_stream();
         let mut sse = SseDecoder::new();
         let mut dec = match self.inner.cfg.kind {
-            ProviderKind::OpenAi => Decoder::OpenAi(openai::Stream::new()),
             ProviderKind::Anthropic => Decoder::Anthropic(anthropic::Stream::new()),
+            _ => Decoder::OpenAi(openai::Stream::new()),
         };
         while let Some(chunk) = bytes.next().await {
             let chunk = chunk.map_err(|e| self.target(cap).transport(&e, true))?;
@@ -257,6 +286,40 @@ impl Client {
             dec.event(&ev, on_event).map_err(|e| self.target(cap).wire(e))?;
         }
         if dec.complete() {
+            return Ok(dec.finish());
+        }
+        Err(Failure::Retry {
+            kind: Retry::Protocol(format!(
+                "the reply stream from {} ended before the reply was complete",
+                self.inner.endpoint
+            )),
+            after: None,
+        })
+    }
+
+    /// A reply streamed as one JSON object per line (Ollama).
+    async fn read_lines(
+        &self,
+        resp: reqwest::Response,
+        cap: u32,
+        on_event: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<Response, Failure> {
+        let mut bytes = resp.bytes_stream();
+        let mut dec = ollama::Stream::new();
+        let mut pending: Vec<u8> = Vec::new();
+        while let Some(chunk) = bytes.next().await {
+            let chunk = chunk.map_err(|e| self.target(cap).transport(&e, true))?;
+            pending.extend_from_slice(&chunk);
+            while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = pending.drain(..=end).collect();
+                dec.line(&String::from_utf8_lossy(&line), on_event).map_err(|e| self.target(cap).wire(e))?;
+                if dec.done() {
+                    return Ok(dec.finish());
+                }
+            }
+        }
+        dec.line(&String::from_utf8_lossy(&pending), on_event).map_err(|e| self.target(cap).wire(e))?;
+        if dec.done() {
             return Ok(dec.finish());
         }
         Err(Failure::Retry {

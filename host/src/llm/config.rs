@@ -12,6 +12,8 @@ pub enum ProviderKind {
     OpenAi,
     /// Anthropic Messages.
     Anthropic,
+    /// Ollama's own chat API (/api/chat), which can set the context size per request.
+    Ollama,
 }
 
 /// A named provider: its protocol, default URL and the variables that may hold its key.
@@ -40,8 +42,8 @@ static PRESETS: [Preset; 6] = [
     },
     Preset {
         name: "ollama",
-        kind: ProviderKind::OpenAi,
-        base_url: "http://127.0.0.1:11434/v1",
+        kind: ProviderKind::Ollama,
+        base_url: "http://127.0.0.1:11434",
         key_envs: OPENAI_KEY,
     },
     Preset {
@@ -180,7 +182,15 @@ impl ClientConfig {
             }
         };
         let preset = preset.or_else(|| url.contains("://api.anthropic.com").then(|| &PRESETS[1]));
-        let kind = preset.map(|p| p.kind).unwrap_or(ProviderKind::OpenAi);
+        let kind = match preset.map(|p| p.kind) {
+            // A URL with a version (".../v1") is Ollama's OpenAI-compatible endpoint, taken as
+            // given; the server root is its own API.
+            Some(ProviderKind::Ollama) if has_version_segment(url.trim().trim_end_matches('/')) => {
+                ProviderKind::OpenAi
+            }
+            Some(kind) => kind,
+            None => ProviderKind::OpenAi,
+        };
         let Some(model) = nonempty(model) else {
             return Err(LlmError::Config(
                 "no model chosen: pass --model NAME (or set CORRAL_MODEL, or model.name in corral.toml)"
@@ -202,7 +212,9 @@ impl ClientConfig {
             )));
         }
         let mut cfg = ClientConfig::new(kind, &url, &model, api_key);
-        cfg.truncates_silently = preset.is_some_and(|p| p.name == "ollama") || url.contains(":11434");
+        // Ollama's OpenAI-compatible endpoint cannot set the context size and cuts silently.
+        cfg.truncates_silently = kind == ProviderKind::OpenAi
+            && (preset.is_some_and(|p| p.name == "ollama") || url.contains(":11434"));
         Ok(cfg)
     }
 
@@ -211,6 +223,7 @@ impl ClientConfig {
     pub fn key_sources(&self) -> String {
         let vars: &[&str] = match self.kind {
             ProviderKind::Anthropic => &["ANTHROPIC_API_KEY"],
+            ProviderKind::Ollama => &[],
             ProviderKind::OpenAi => PRESETS
                 .iter()
                 .find(|p| p.kind == self.kind && normalize_url(p.kind, p.base_url) == self.base_url)
@@ -234,6 +247,7 @@ pub fn normalize_url(kind: ProviderKind, url: &str) -> String {
     let url = url.trim().trim_end_matches('/');
     match kind {
         ProviderKind::Anthropic => url.strip_suffix("/v1").unwrap_or(url).to_string(),
+        ProviderKind::Ollama => url.strip_suffix("/api").unwrap_or(url).to_string(),
         ProviderKind::OpenAi if has_version_segment(url) => url.to_string(),
         ProviderKind::OpenAi => format!("{url}/v1"),
     }

@@ -1,5 +1,5 @@
-//! Model providers: OpenAI-compatible chat completions and Anthropic messages, streamed or
-//! not, with retries and errors that say what to do. Knows nothing of plugins or the agent.
+//! Model providers: OpenAI-compatible chat completions, Anthropic messages and Ollama's chat
+//! API, streamed or not, with retries and errors that say what to do. Knows nothing of plugins or the agent.
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
@@ -9,6 +9,7 @@ mod config;
 mod error;
 mod failure;
 pub mod limits;
+mod ollama;
 mod openai;
 mod probe;
 mod retry;

@@ -3,6 +3,7 @@
 
 use super::client::Client;
 use super::config::{ProviderKind, strip_version};
+use super::ollama;
 use serde_json::Value;
 use std::time::Duration;
 
@@ -17,11 +18,33 @@ const OUTPUT_KEYS: [&str; 3] = ["max_completion_tokens", "max_output_tokens", "o
 
 impl Client {
     /// The model's context window as the server reports it, if it does. Anthropic: None.
+    /// Ollama (its own API): the context size corral will ask for, which the model's own
+    /// size bounds (see [`Client::ollama_window`]).
     pub async fn context_window(&self) -> Option<u64> {
-        if self.config().kind == ProviderKind::Anthropic {
-            return None;
+        match self.config().kind {
+            ProviderKind::Anthropic => None,
+            ProviderKind::Ollama => Some(self.ollama_window().await),
+            ProviderKind::OpenAi => tokio::time::timeout(PROBE_TIMEOUT, self.probe()).await.ok().flatten(),
         }
-        tokio::time::timeout(PROBE_TIMEOUT, self.probe()).await.ok().flatten()
+    }
+
+    /// The context size to ask Ollama for: the `num_ctx` the model's Modelfile sets, else the
+    /// default ([`ollama::DEFAULT_NUM_CTX`]), never above what the model was trained for
+    /// (`<arch>.context_length` in POST /api/show).
+    async fn ollama_window(&self) -> u64 {
+        let url = format!("{}/api/show", self.config().base_url);
+        let rb = self.auth(self.http().post(&url).timeout(PROBE_TIMEOUT));
+        let shown = async {
+            let body = serde_json::json!({"model": self.config().model}).to_string();
+            let resp =
+                rb.header(reqwest::header::CONTENT_TYPE, "application/json").body(body).send().await.ok()?;
+            if !resp.status().is_success() {
+                return None;
+            }
+            serde_json::from_slice::<Value>(&resp.bytes().await.ok()?).ok()
+        };
+        let shown = tokio::time::timeout(PROBE_TIMEOUT, shown).await.ok().flatten();
+        shown.map(|v| ollama_window_of(&v)).unwrap_or(ollama::DEFAULT_NUM_CTX)
     }
 
     /// Whether nothing listens at a local server's address (the REPL says so as it starts,
@@ -61,6 +84,22 @@ impl Client {
         }
         serde_json::from_slice(&resp.bytes().await.ok()?).ok()
     }
+}
+
+/// From Ollama's POST /api/show: the Modelfile's `num_ctx` (in its "parameters" text), else
+/// the default, capped by the trained size (`model_info["<arch>.context_length"]`).
+pub(super) fn ollama_window_of(show: &Value) -> u64 {
+    let trained = show["model_info"].as_object().and_then(|info| {
+        info.iter().find(|(k, _)| k.ends_with(".context_length")).and_then(|(_, v)| positive(v))
+    });
+    let set = show["parameters"].as_str().and_then(|p| {
+        p.lines().find_map(|l| {
+            let mut words = l.split_whitespace();
+            (words.next() == Some("num_ctx")).then(|| words.next()?.parse::<u64>().ok()).flatten()
+        })
+    });
+    let wanted = set.unwrap_or(ollama::DEFAULT_NUM_CTX);
+    trained.map_or(wanted, |t| wanted.min(t))
 }
 
 /// From a model list ({"data": [...]}, or a bare list): the entry for `model`, else the only

@@ -25,7 +25,7 @@ fn config_error(r: Result<ClientConfig, LlmError>) -> String {
 #[test]
 fn presets_are_all_there() {
     assert_eq!(preset_names(), ["openai", "anthropic", "ollama", "llamacpp", "lmstudio", "openrouter"]);
-    assert_eq!(preset("Ollama").unwrap().base_url, "http://127.0.0.1:11434/v1");
+    assert_eq!(preset("Ollama").unwrap().base_url, "http://127.0.0.1:11434");
     assert_eq!(preset("anthropic").unwrap().kind, ProviderKind::Anthropic);
     assert!(preset("gemini").is_none());
 }
@@ -35,9 +35,16 @@ fn a_local_preset_needs_no_key_and_reads_openai_api_key() {
     let c = resolve(Some("ollama"), None, Some("qwen3"), None, &[]).unwrap();
     assert_eq!(
         (c.kind, c.base_url.as_str(), c.model.as_str()),
-        (ProviderKind::OpenAi, "http://127.0.0.1:11434/v1", "qwen3")
+        (ProviderKind::Ollama, "http://127.0.0.1:11434", "qwen3")
     );
+    assert!(!c.truncates_silently, "its own API is told the context size");
     assert_eq!(c.api_key, None);
+    // Its OpenAI-compatible endpoint, when named, is used as given and cuts silently.
+    let c = resolve(Some("ollama"), Some("http://127.0.0.1:11434/v1"), Some("qwen3"), None, &[]).unwrap();
+    assert_eq!((c.kind, c.base_url.as_str()), (ProviderKind::OpenAi, "http://127.0.0.1:11434/v1"));
+    assert!(c.truncates_silently);
+    let c = resolve(Some("ollama"), Some("http://gpu-box:11434/"), Some("qwen3"), None, &[]).unwrap();
+    assert_eq!((c.kind, c.base_url.as_str()), (ProviderKind::Ollama, "http://gpu-box:11434"));
     assert!(c.stream);
     assert!(c.user_agent.starts_with("corral/"));
     let c = resolve(Some("llamacpp"), None, Some("m"), None, &[("OPENAI_API_KEY", "sk-o")]).unwrap();

@@ -5,6 +5,7 @@ mod anthropic_wire;
 mod config;
 mod errors;
 mod limits;
+mod ollama_wire;
 mod openai_wire;
 mod probe;
 mod sse;
