@@ -33,8 +33,8 @@ fn stdio_plan(sb: &Sandbox, flags: &[&str], steps: Value) -> Value {
     })
 }
 
-fn run(py: &Path, sb: &Sandbox, plan: &Value) -> Value {
-    support::mcp::client(py, sb.tmp.path(), plan)
+fn run(py: &Path, plan: &Value) -> Value {
+    support::mcp::client(py, plan)
 }
 
 fn tool<'a>(tools: &'a Value, name: &str) -> Option<&'a Value> {
@@ -57,7 +57,9 @@ fn cli_error(sb: &Sandbox, flags: &[&str], name: &str, args: &Value) -> String {
 fn stdio_lists_the_tools_with_their_annotations_and_schemas() {
     let Some(py) = python() else { return };
     let sb = Sandbox::new();
-    let out = run(&py, &sb, &stdio_plan(&sb, &[], json!([{"op": "list"}])));
+    // With the network on, the web tools load too.
+    let flags = ["--network", "on"];
+    let out = run(&py, &stdio_plan(&sb, &flags, json!([{"op": "list"}])));
     assert_eq!(out["protocol"], "2025-11-25");
     assert_eq!(out["server"], "corral");
     let tools = &out["results"][0];
@@ -81,7 +83,7 @@ fn stdio_lists_the_tools_with_their_annotations_and_schemas() {
         assert!(tool(tools, name).is_none(), "{name} must not be served");
     }
     // The same catalogue as `corral tools`, less what is never served.
-    let listed: Vec<Value> = serde_json::from_str(&sb.run(&["tools", "--json"]).ok().stdout).unwrap();
+    let listed: Vec<Value> = serde_json::from_str(&sb.run(&["--network", "on", "tools", "--json"]).ok().stdout).unwrap();
     let mut want: Vec<&str> = listed
         .iter()
         .map(|t| t["name"].as_str().unwrap())
@@ -115,7 +117,7 @@ fn stdio_calls_run_with_the_checks_of_an_agent_run() {
     ]);
     let mut plan = stdio_plan(&sb, &[], steps);
     plan["protocol"] = json!("2025-06-18");
-    let out = run(&py, &sb, &plan);
+    let out = run(&py, &plan);
     assert_eq!(out["protocol"], "2025-06-18");
     let r = out["results"].as_array().unwrap();
     assert_eq!(std::fs::read_to_string(sb.ws.join("made/by_mcp.txt")).unwrap(), "from mcp\n");
@@ -150,12 +152,12 @@ fn an_untrusted_projects_plugins_are_not_served() {
     std::fs::create_dir_all(sb.ws.join(".corral/plugins")).unwrap();
     std::fs::copy(support::test_plugin("faulty"), sb.ws.join(".corral/plugins/evil.wasm")).unwrap();
     let steps = json!([{"op": "list"}, {"op": "call", "name": "ok", "args": {}}]);
-    let out = run(&py, &sb, &stdio_plan(&sb, &[], steps.clone()));
+    let out = run(&py, &stdio_plan(&sb, &[], steps.clone()));
     assert!(tool(&out["results"][0], "ok").is_none(), "an untrusted plugin's tool was served");
     assert_eq!(out["results"][1]["rpc_error"]["code"], -32602);
     // Once the person trusts the workspace, the same plugin is served.
     sb.trust();
-    let out = run(&py, &sb, &stdio_plan(&sb, &[], steps));
+    let out = run(&py, &stdio_plan(&sb, &[], steps));
     assert!(tool(&out["results"][0], "ok").is_some());
     assert_eq!(text(&out["results"][1]), ("fine".to_string(), false));
 }
@@ -182,7 +184,7 @@ fn faults_become_error_results_and_the_server_keeps_serving() {
             {"name": "ok"},
         ]},
     ]);
-    let out = run(&py, &sb, &stdio_plan(&sb, &flags, steps));
+    let out = run(&py, &stdio_plan(&sb, &flags, steps));
     let r = out["results"].as_array().unwrap();
     let (t, err) = text(&r[0]);
     assert!(err && t.starts_with("error (crashed)") && t.contains("deliberate panic"), "{t}");
@@ -306,7 +308,7 @@ fn http_serves_the_same_tools_behind_the_token() {
         {"op": "call", "name": "read_file", "args": {"file_path": "../outside/secret.txt"}},
     ]);
     let plan = json!({"transport": "http", "url": server.url, "token": token, "steps": steps});
-    let out = run(&py, &sb, &plan);
+    let out = run(&py, &plan);
     assert_eq!(out["protocol"], "2025-11-25");
     let read = tool(&out["results"][0], "read_file").unwrap();
     assert_eq!(read["annotations"]["readOnlyHint"], true);
@@ -428,7 +430,7 @@ fn sigterm_ends_the_server_and_the_commands_it_started() {
     let mut raw = Raw::start(&sb, &flags);
     let cmd = "echo $$ > started.pid; exec sleep 600";
     raw.send(&format!(
-        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"run_command","arguments":{{"command":"{cmd}","timeout":600}}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"run_command","arguments":{{"command":"{cmd}","timeout":120}}}}}}"#
     ));
     // Wait for the command to start (the file it writes), then stop the server.
     let deadline = Instant::now() + Duration::from_secs(60);

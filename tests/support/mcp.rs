@@ -29,12 +29,13 @@ pub fn python() -> Option<PathBuf> {
 }
 
 /// Runs the client on `plan` (see client.py) and returns what it printed, parsed.
-pub fn client(python: &Path, dir: &Path, plan: &serde_json::Value) -> serde_json::Value {
-    let file = dir.join(format!("mcp-plan-{}.json", std::process::id()));
-    std::fs::write(&file, plan.to_string()).expect("write the plan");
+pub fn client(python: &Path, plan: &serde_json::Value) -> serde_json::Value {
+    // Outside the sandbox, whose disk the tests compare before and after.
+    let file = tempfile::NamedTempFile::new().expect("a file for the plan");
+    std::fs::write(file.path(), plan.to_string()).expect("write the plan");
     let out = Command::new(python)
         .arg(super::repo().join("tests/data/mcp/client.py"))
-        .arg(&file)
+        .arg(file.path())
         .output()
         .expect("run the MCP client");
     let stdout = String::from_utf8_lossy(&out.stdout);
