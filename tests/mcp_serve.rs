@@ -82,15 +82,22 @@ fn stdio_lists_the_tools_with_their_annotations_and_schemas() {
     for name in ["question", "snapshot"] {
         assert!(tool(tools, name).is_none(), "{name} must not be served");
     }
+    // use_skill carries the skill catalogue an agent run puts in its system prompt.
+    let skill = tool(tools, "use_skill").expect("use_skill is served");
+    let d = skill["description"].as_str().unwrap();
+    assert!(d.contains("\n\nThe skills:\n- ") && d.contains("\n- markdown-docs: "), "{d}");
+    assert_eq!(skill["annotations"], want);
     // The same catalogue as `corral tools`, less what is never served.
-    let listed: Vec<Value> = serde_json::from_str(&sb.run(&["--network", "on", "tools", "--json"]).ok().stdout).unwrap();
+    let listed: Vec<Value> =
+        serde_json::from_str(&sb.run(&["--network", "on", "tools", "--json"]).ok().stdout).unwrap();
     let mut want: Vec<&str> = listed
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .filter(|n| !["question", "snapshot"].contains(n))
         .collect();
     want.sort();
-    let got: Vec<&str> = tools["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let got: Vec<&str> =
+        tools["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(got, want);
 }
 
@@ -215,12 +222,17 @@ fn serve_refuses_other_addresses_and_weak_tokens() {
     for addr in ["0.0.0.0:0", "[::]:8765", "192.0.2.1:80"] {
         let r = sb.run(&["mcp", "serve", "--http", addr]);
         assert_eq!(r.code, 2, "{}", r.stderr);
-        assert!(r.stderr.contains("refusing to listen on") && r.stderr.contains("loopback address only"), "{}", r.stderr);
+        assert!(
+            r.stderr.contains("refusing to listen on") && r.stderr.contains("loopback address only"),
+            "{}",
+            r.stderr
+        );
     }
     let r = sb.run(&["mcp", "serve", "--http", "127.0.0.1:0", "--token-env", "NO_SUCH_TOKEN_VAR"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("NO_SUCH_TOKEN_VAR") && r.stderr.contains("not set"), "{}", r.stderr);
-    let r = sb.run_with_env(&["mcp", "serve", "--http", "127.0.0.1:0", "--token-env", "T"], &[("T", "short")]);
+    let r =
+        sb.run_with_env(&["mcp", "serve", "--http", "127.0.0.1:0", "--token-env", "T"], &[("T", "short")]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("at least 16"), "{}", r.stderr);
 }
@@ -319,7 +331,11 @@ fn http_serves_the_same_tools_behind_the_token() {
 
     // Without the token, or with another, nothing is served.
     let auth = format!("Bearer {token}");
-    for headers in [vec![], vec![("Authorization", "Bearer wrong-token-of-32-characters-ok")], vec![("Authorization", token)]] {
+    for headers in [
+        vec![],
+        vec![("Authorization", "Bearer wrong-token-of-32-characters-ok")],
+        vec![("Authorization", token)],
+    ] {
         let (status, body) = server.raw(&headers, INIT);
         assert!(status.contains(" 401 "), "{headers:?}: {status}");
         assert!(body.contains("Authorization: Bearer"), "{body}");
@@ -342,7 +358,17 @@ struct Raw {
 }
 
 impl Raw {
+    /// Starts the server and opens the session with `initialize` (revision 2025-06-18).
     fn start(sb: &Sandbox, flags: &[&str]) -> Raw {
+        let mut raw = Raw::spawn(sb, flags);
+        raw.send(INIT);
+        let init = raw.recv();
+        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+        raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        raw
+    }
+
+    fn spawn(sb: &Sandbox, flags: &[&str]) -> Raw {
         let mut child = sb
             .cmd()
             .args(flags)
@@ -354,12 +380,7 @@ impl Raw {
             .unwrap();
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut raw = Raw { child, stdin, stdout };
-        raw.send(INIT);
-        let init = raw.recv();
-        assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
-        raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        raw
+        Raw { child, stdin, stdout }
     }
 
     fn send(&mut self, line: &str) {
@@ -435,7 +456,9 @@ fn sigterm_ends_the_server_and_the_commands_it_started() {
     // Wait for the command to start (the file it writes), then stop the server.
     let deadline = Instant::now() + Duration::from_secs(60);
     let pid = loop {
-        if let Some(pid) = std::fs::read_to_string(sb.ws.join("started.pid")).ok().and_then(|s| s.trim().parse::<u32>().ok()) {
+        if let Some(pid) =
+            std::fs::read_to_string(sb.ws.join("started.pid")).ok().and_then(|s| s.trim().parse::<u32>().ok())
+        {
             break pid;
         }
         assert!(Instant::now() < deadline, "the command never started");
@@ -452,4 +475,75 @@ fn sigterm_ends_the_server_and_the_commands_it_started() {
         assert!(Instant::now() < deadline, "left behind: {:?}", live_in_group(group));
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn the_stateless_revision_is_served_without_a_handshake() {
+    let sb = Sandbox::new();
+    let mut raw = Raw::spawn(&sb, &[]);
+    let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"0"}}"#;
+    raw.send(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{meta}}}}}"#));
+    let list = raw.recv();
+    let names: Vec<&str> =
+        list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"read_file") && !names.contains(&"question"), "{list}");
+    raw.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"read_file","arguments":{{"file_path":"hello.txt"}},"_meta":{meta}}}}}"#
+    ));
+    let call = raw.recv();
+    assert_eq!(call["id"], 2);
+    assert!(call["result"]["content"][0]["text"].as_str().unwrap().contains("world"), "{call}");
+    drop(raw.stdin.take());
+    assert_eq!(raw.child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn the_audit_log_records_every_served_call() {
+    let sb = Sandbox::new();
+    let mut raw = Raw::start(&sb, &["--audit-log", "audit.jsonl"]);
+    for (id, args) in [(2, r#"{"file_path":"hello.txt"}"#), (3, r#"{"file_path":"../outside/secret.txt"}"#)] {
+        raw.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read_file","arguments":{args}}}}}"#
+        ));
+        assert_eq!(raw.recv()["id"], id);
+    }
+    drop(raw.stdin.take());
+    assert_eq!(raw.child.wait().unwrap().code(), Some(0));
+    let text = std::fs::read_to_string(sb.ws.join("audit.jsonl")).unwrap();
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines[0]["type"], "session_start");
+    assert_eq!(lines[0]["mode"], "mcp serve");
+    assert_eq!(lines[0]["transport"], "stdio");
+    let plugin = lines[0]["plugins"].as_array().unwrap().iter().find(|p| p["name"] == "read_file").unwrap();
+    for (line, outcome) in [(&lines[1], "ok"), (&lines[2], "error")] {
+        assert_eq!(line["type"], "tool_call");
+        assert_eq!(line["tool"], "read_file");
+        assert_eq!(line["plugin_sha256"], plugin["sha256"]);
+        assert_eq!(line["outcome"], outcome, "{line}");
+        assert_eq!(line["args_sha256"].as_str().unwrap().len(), 64);
+    }
+    assert_eq!(lines[3]["type"], "session_end");
+}
+
+#[test]
+fn a_policy_file_decides_what_is_served() {
+    let sb = Sandbox::new();
+    let plugins: Value = serde_json::from_str(&sb.run(&["plugins", "--json"]).ok().stdout).unwrap();
+    let sha =
+        plugins.as_array().unwrap().iter().find(|p| p["name"] == "read_file").unwrap()["sha256"].clone();
+    let policy = sb.tmp.path().join("policy.toml");
+    std::fs::write(&policy, format!("[plugins.read_file]\nsha256 = {sha}\n")).unwrap();
+    let mut raw = Raw::start(&sb, &["--policy", policy.to_str().unwrap()]);
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let list = raw.recv();
+    let names: Vec<&str> =
+        list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["read_file"], "only the pinned plugin is served");
+    raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_file","arguments":{"file_path":"x.txt","content":"x"}}}"#);
+    let refused = raw.recv();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(!sb.ws.join("x.txt").exists());
+    drop(raw.stdin.take());
+    assert_eq!(raw.child.wait().unwrap().code(), Some(0));
 }

@@ -23,7 +23,9 @@ const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialize
 const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 
 fn call_line(id: usize) -> String {
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"ok","arguments":{{}}}}}}"#)
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"ok","arguments":{{}}}}}}"#
+    )
 }
 
 /// Reads lines until the answer to request `id`.
@@ -139,7 +141,8 @@ fn in_process(faulty: &std::path::PathBuf) -> Result<Vec<Duration>> {
         .into_iter()
         .filter(|c| c.name == "faulty")
         .collect();
-    let registry = tokio.block_on(Registry::load(&rt, &session, candidates, &LoadRules::default(), &limits))?;
+    let registry =
+        tokio.block_on(Registry::load(&rt, &session, candidates, &LoadRules::default(), &limits))?;
     let server = Server::new(Served {
         runtime: rt,
         registry,

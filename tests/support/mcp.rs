@@ -41,5 +41,6 @@ pub fn client(python: &Path, plan: &serde_json::Value) -> serde_json::Value {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the MCP client failed\nstdout:\n{stdout}\nstderr:\n{stderr}");
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("client output is not JSON ({e}):\n{stdout}\n{stderr}"))
+    serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("client output is not JSON ({e}):\n{stdout}\n{stderr}"))
 }

@@ -30,7 +30,8 @@ async fn serve(args: &ServeArgs, g: &GlobalArgs) -> Result<i32, String> {
         Some(text) => {
             let addr = mcp::serve_http::loopback_addr(text).map_err(|e| e.to_string())?;
             let get = |k: &str| std::env::var(k).ok();
-            let (token, made) = mcp::serve_http::token(args.token_env.as_deref(), &get).map_err(|e| e.to_string())?;
+            let (token, made) =
+                mcp::serve_http::token(args.token_env.as_deref(), &get).map_err(|e| e.to_string())?;
             crate::redact::register(&token);
             Some((addr, token, made))
         }
@@ -64,15 +65,11 @@ async fn serve(args: &ServeArgs, g: &GlobalArgs) -> Result<i32, String> {
     match http {
         None => {
             eprintln!("corral mcp serve: {count} tools over stdio");
-            mcp::serve_stdio::run(server, stop_signal()).await.map(|()| 0)
+            mcp::serve_stdio::run(server, stop_signal()).await.map(|()| 0).map_err(|e| e.to_string())
         }
         Some((addr, token, made)) => {
             let listener = mcp::serve_http::bind(addr).await.map_err(|e| e.to_string())?;
-            eprintln!(
-                "corral mcp serve: {count} tools at http://{}{}",
-                listener.addr,
-                mcp::serve_http::PATH
-            );
+            eprintln!("corral mcp serve: {count} tools at http://{}{}", listener.addr, mcp::serve_http::PATH);
             if made {
                 // Shown once, to the person who started the server; never logged elsewhere.
                 eprintln!(

@@ -2,8 +2,8 @@
 //! agents and editors, over stdio or streamable HTTP on a loopback address with a bearer token.
 
 pub mod serve;
-pub mod serve_http;
 mod serve_hints;
+pub mod serve_http;
 pub mod serve_stdio;
 
 pub use serve::{CallLog, NOT_SERVED, Served, Server};

@@ -10,8 +10,8 @@ use crate::llm::ToolCall;
 use crate::runtime::skills::SkillSet;
 use crate::runtime::{Limits, Registry, Runtime, ToolSpec};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -97,7 +97,8 @@ impl Server {
         let inner = &*self.inner;
         let read_only = *inner.read_only.get(name)?;
         let n = inner.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        let call = ToolCall { id: format!("mcp-{n}"), name: name.to_string(), arguments: arguments.to_string() };
+        let call =
+            ToolCall { id: format!("mcp-{n}"), name: name.to_string(), arguments: arguments.to_string() };
         let mut outcome = if read_only {
             let _shared = inner.gate.read().await;
             toolbox(&inner.served).call(&call).await
@@ -129,7 +130,13 @@ impl Server {
 }
 
 fn toolbox(s: &Served) -> Toolbox<'_> {
-    Toolbox { runtime: &s.runtime, registry: &s.registry, skills: &s.skills, session: &s.session, limits: s.limits }
+    Toolbox {
+        runtime: &s.runtime,
+        registry: &s.registry,
+        skills: &s.skills,
+        session: &s.session,
+        limits: s.limits,
+    }
 }
 
 fn tool(name: &str, description: &str, schema: serde_json::Value, hints: Hints) -> Tool {
@@ -251,7 +258,10 @@ mod tests {
         let v = serde_json::to_value(result(o)).unwrap();
         assert_eq!(v["isError"], true);
         assert_eq!(v["content"][0], serde_json::json!({"type": "text", "text": "error (not-found): nope"}));
-        assert_eq!(v["content"][1], serde_json::json!({"type": "image", "data": "BwcH", "mimeType": "image/png"}));
+        assert_eq!(
+            v["content"][1],
+            serde_json::json!({"type": "image", "data": "BwcH", "mimeType": "image/png"})
+        );
     }
 
     #[test]

@@ -53,7 +53,13 @@ impl Hints {
 mod tests {
     use super::*;
 
-    fn spec(read_only: bool, destructive: bool, idempotent: bool, open_world: bool, caps: &[Capability]) -> ToolSpec {
+    fn spec(
+        read_only: bool,
+        destructive: bool,
+        idempotent: bool,
+        open_world: bool,
+        caps: &[Capability],
+    ) -> ToolSpec {
         ToolSpec {
             name: "t".into(),
             description: "d".into(),
@@ -74,7 +80,10 @@ mod tests {
     #[test]
     fn a_reader_with_no_reach_is_read_only_and_closed() {
         // read_file, grep, list_files: the SDK's defaults.
-        assert_eq!(Hints::of(&spec(true, false, true, false, &[]), CapSet::EMPTY), h(true, false, true, false));
+        assert_eq!(
+            Hints::of(&spec(true, false, true, false, &[]), CapSet::EMPTY),
+            h(true, false, true, false)
+        );
         // A plugin-private store does not change the person's world.
         let kv = spec(true, false, true, false, &[Capability::Kv]);
         assert_eq!(Hints::of(&kv, CapSet::EMPTY), h(true, false, true, false));

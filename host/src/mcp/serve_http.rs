@@ -102,7 +102,8 @@ type Body = BoxBody<Bytes, Infallible>;
 fn plain(status: StatusCode, text: &str) -> Response<Body> {
     let mut r = Response::new(Full::new(Bytes::from(text.to_string())).boxed());
     *r.status_mut() = status;
-    r.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain; charset=utf-8"));
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain; charset=utf-8"));
     r
 }
 
@@ -151,8 +152,12 @@ pub async fn run(server: Server, listener: Listener, token: String, shutdown: im
         let (stream, _) = tokio::select! {
             r = listener.inner.accept() => match r {
                 Ok(conn) => conn,
-                // A failed accept (too many open files) is one lost connection, not the end.
-                Err(_) => continue,
+                // A failed accept (too many open files) is one lost connection, not the end;
+                // a pause keeps a lasting failure from spinning.
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
             },
             () = &mut shutdown => break,
         };
@@ -202,7 +207,10 @@ mod tests {
         assert_eq!(loopback_addr("[::ffff:127.0.0.1]:9").unwrap().port(), 9);
         for bad in ["0.0.0.0:8765", "[::]:8765", "192.168.1.4:80", "[::ffff:10.0.0.1]:9", "8.8.8.8:53"] {
             let e = loopback_addr(bad).unwrap_err().to_string();
-            assert!(e.starts_with("refusing to listen on") && e.contains("loopback address only"), "{bad}: {e}");
+            assert!(
+                e.starts_with("refusing to listen on") && e.contains("loopback address only"),
+                "{bad}: {e}"
+            );
         }
         for bad in ["example.com:80", "127.0.0.1", "localhost:x", ""] {
             let e = loopback_addr(bad).unwrap_err().to_string();

@@ -8,6 +8,15 @@ use tokio::sync::mpsc;
 /// How much of one line is kept: a longer one is answered as a parse error and dropped.
 const MAX_LINE: usize = 64 << 20;
 
+/// Why serving over stdio ended badly.
+#[derive(Debug, thiserror::Error)]
+pub enum StdioError {
+    #[error("the MCP client did not start the session: {0}")]
+    Start(String),
+    #[error("the MCP service stopped: {0}")]
+    Stopped(String),
+}
+
 /// The answer to a line that is not JSON (its id cannot be known: JSON-RPC says null).
 fn parse_error(why: &str) -> String {
     serde_json::json!({
@@ -20,12 +29,17 @@ fn parse_error(why: &str) -> String {
 
 /// Serves `server` on stdin and stdout until stdin ends (the client left) or `stop` completes;
 /// calls still running are then dropped, and the commands they started killed with them.
-pub async fn run(server: Server, stop: impl Future<Output = ()>) -> Result<(), String> {
+pub async fn run(server: Server, stop: impl Future<Output = ()>) -> Result<(), StdioError> {
     serve(server, tokio::io::stdin(), tokio::io::stdout(), stop).await
 }
 
 /// [`run`] on any pair of streams (tests use in-memory ones).
-pub async fn serve<R, W>(server: Server, input: R, output: W, stop: impl Future<Output = ()>) -> Result<(), String>
+pub async fn serve<R, W>(
+    server: Server,
+    input: R,
+    output: W,
+    stop: impl Future<Output = ()>,
+) -> Result<(), StdioError>
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -45,7 +59,7 @@ where
             Err(Init::ConnectionClosed(_) | Init::Cancelled) => None,
             Err(e) => {
                 reader.abort();
-                return Err(format!("the MCP client did not start the session: {e}"));
+                return Err(StdioError::Start(e.to_string()));
             }
         },
         () = &mut stop => None,
@@ -55,7 +69,7 @@ where
         Some(running) => {
             let ct = running.cancellation_token();
             tokio::select! {
-                r = running.waiting() => r.map(|_| ()).map_err(|e| format!("the MCP service stopped: {e}")),
+                r = running.waiting() => r.map(|_| ()).map_err(|e| StdioError::Stopped(e.to_string())),
                 () = &mut stop => {
                     ct.cancel();
                     Ok(())
@@ -70,7 +84,11 @@ where
 }
 
 /// Copies lines from `input` to the SDK, answering the ones that are not JSON itself.
-async fn read<R: AsyncRead + Unpin>(input: R, mut feed: tokio::io::DuplexStream, errors: mpsc::UnboundedSender<String>) {
+async fn read<R: AsyncRead + Unpin>(
+    input: R,
+    mut feed: tokio::io::DuplexStream,
+    errors: mpsc::UnboundedSender<String>,
+) {
     let mut input = BufReader::new(input);
     let mut line = Vec::new();
     loop {
