@@ -272,12 +272,13 @@ impl HttpServer {
         let rest = self.url.strip_prefix("http://").unwrap();
         let (authority, path) = rest.split_at(rest.find('/').unwrap());
         let mut s = std::net::TcpStream::connect(authority).unwrap();
+        let host = headers.iter().find(|(k, _)| *k == "Host").map_or(authority, |(_, v)| *v);
         let mut req = format!(
-            "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+            "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
             body.len()
         );
-        for (k, v) in headers {
+        for (k, v) in headers.iter().filter(|(k, _)| *k != "Host") {
             req.push_str(&format!("{k}: {v}\r\n"));
         }
         req.push_str("\r\n");
@@ -343,6 +344,8 @@ fn http_serves_the_same_tools_behind_the_token() {
     // A web page's request (another Origin) is refused even with the token (DNS rebinding).
     let (status, _) = server.raw(&[("Authorization", &auth), ("Origin", "http://evil.example")], INIT);
     assert!(status.contains(" 403 "), "{status}");
+    let (status, _) = server.raw(&[("Authorization", &auth), ("Host", "evil.example")], INIT);
+    assert!(status.contains(" 403 "), "a rebound name must not pass: {status}");
     let (status, body) = server.raw(&[("Authorization", &auth)], INIT);
     assert!(status.contains(" 200 "), "{status}: {body}");
     assert!(body.contains("\"serverInfo\"") && body.contains("corral"), "{body}");
