@@ -199,8 +199,10 @@ fn faults_become_error_results_and_the_server_keeps_serving() {
     let (t, err) = text(&r[2]);
     assert!(err && t.starts_with("error (timeout)"), "{t}");
     assert_eq!(text(&r[3]), ("fine".to_string(), false));
+    // The plugin's 20 MiB of stdout never reach the client (within 2 s on a loaded machine,
+    // the flood may also end at the time limit).
     let (t, _) = text(&r[4]);
-    assert!(t.len() < 64 * 1024, "the flood was not capped: {} bytes", t.len());
+    assert!(t == "flooded 20 MiB" || t.starts_with("error (timeout)"), "{}", &t[..t.len().min(300)]);
     // A result over --max-output-kb is cut, and the whole of it kept under .corral/.
     let (t, err) = text(&r[5]);
     assert!(!err && t.len() < 16 * 1024, "{} bytes", t.len());

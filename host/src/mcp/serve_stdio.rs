@@ -154,3 +154,31 @@ async fn write<W: AsyncWrite + Unpin>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    #[tokio::test]
+    async fn lines_that_are_not_json_are_answered_here_and_the_rest_go_on() {
+        let input: &[u8] =
+            b"{\"jsonrpc\":\"2.0\",\"id\":1}\n\n  \r\n{nope\n\xff\xfe\n[1,2]\r\n{\"tail\":true}";
+        let (feed, mut sdk) = tokio::io::duplex(1 << 16);
+        let (errors, mut answers) = mpsc::unbounded_channel();
+        read(input, feed, errors).await;
+        let mut passed = String::new();
+        sdk.read_to_string(&mut passed).await.unwrap();
+        assert_eq!(passed, "{\"jsonrpc\":\"2.0\",\"id\":1}\n[1,2]\n{\"tail\":true}\n");
+        let mut got = Vec::new();
+        while let Ok(a) = answers.try_recv() {
+            got.push(serde_json::from_str::<serde_json::Value>(&a).unwrap());
+        }
+        assert_eq!(got.len(), 2, "{got:?}");
+        for a in got {
+            assert_eq!(a["error"]["code"], -32700);
+            assert!(a["id"].is_null());
+            assert!(a["error"]["message"].as_str().unwrap().starts_with("Parse error: "));
+        }
+    }
+}
