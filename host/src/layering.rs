@@ -20,10 +20,13 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "paths",
             "wit",
             "builtins",
+            "mcp",
         ],
     ),
     ("trust", &["config", "runtime", "capabilities", "redact", "paths"]),
     ("config", &["runtime", "capabilities", "redact", "paths"]),
+    // mcp serves the agent's tools through its dispatch; it knows nothing of the command line.
+    ("mcp", &["agent", "context", "llm", "runtime", "capabilities", "redact", "paths"]),
     ("agent", &["context", "llm", "runtime", "capabilities", "redact", "wit", "paths"]),
     ("authoring", &["runtime", "capabilities", "wit", "builtins", "paths"]),
     ("context", &["llm", "capabilities", "redact", "paths"]),

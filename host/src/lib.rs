@@ -1,5 +1,5 @@
 //! corral: a coding-agent host whose tools are sandboxed WebAssembly components.
-//! Modules follow the data flow: cli -> config -> agent -> llm / context / runtime -> capabilities.
+//! Modules follow the data flow: cli -> config -> mcp -> agent -> llm / context / runtime -> capabilities.
 
 pub mod agent;
 pub mod authoring;
@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod context;
 pub mod llm;
+pub mod mcp;
 pub mod paths;
 pub mod redact;
 pub mod runtime;

@@ -5,6 +5,7 @@
 
 pub mod guests;
 pub mod inproc;
+pub mod mcp;
 pub mod model_server;
 pub mod web_server;
 

@@ -5,7 +5,7 @@ mod batch;
 mod derive;
 pub mod dispatch;
 pub mod history;
-mod images;
+pub mod images;
 mod manage;
 mod model;
 pub mod observer;

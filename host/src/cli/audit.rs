@@ -84,6 +84,31 @@ fn now() -> String {
     jiff::Timestamp::now().to_string()
 }
 
+/// Writes one line: `v` stamped with the schema version and the time, secrets masked.
+pub fn write_line(file: &mut File, mut v: Value) -> std::io::Result<()> {
+    if let Value::Object(map) = &mut v {
+        map.insert("schema_version".into(), json!(AUDIT_SCHEMA_VERSION));
+        map.insert("time".into(), json!(now()));
+    }
+    writeln!(file, "{}", crate::redact::text(&v.to_string())).and_then(|_| file.flush())
+}
+
+/// The line of one tool call; `sha` is its plugin's (or skill's) sha256.
+pub fn tool_call_line(call: &ToolCall, o: &CallOutcome, sha: Option<&str>) -> Value {
+    json!({
+        "type": "tool_call",
+        "tool": call.name,
+        "call_id": call.id,
+        "plugin": o.plugin,
+        "plugin_sha256": sha,
+        "args_sha256": digest(call.arguments.as_bytes()),
+        "outcome": if o.is_error { "error" } else { "ok" },
+        "error_kind": if o.is_error { error_kind(&o.content) } else { None },
+        "bytes": o.content.len(),
+        "duration_ms": o.duration.as_secs_f64() * 1000.0,
+    })
+}
+
 /// The hex sha256 of `bytes`.
 pub fn digest(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
@@ -126,13 +151,8 @@ impl<'a> Audit<'a> {
         Ok(a)
     }
 
-    fn line(&mut self, mut v: Value) {
-        if let Value::Object(map) = &mut v {
-            map.insert("schema_version".into(), json!(AUDIT_SCHEMA_VERSION));
-            map.insert("time".into(), json!(now()));
-        }
-        let line = v.to_string();
-        let written = writeln!(self.file, "{}", crate::redact::text(&line)).and_then(|_| self.file.flush());
+    fn line(&mut self, v: Value) {
+        let written = write_line(&mut self.file, v);
         if let Err(e) = written
             && self.failed.is_none()
         {
@@ -223,18 +243,7 @@ impl Observer for Audit<'_> {
 
     fn tool_done(&mut self, call: &ToolCall, o: &CallOutcome) {
         let sha = o.plugin.as_ref().and_then(|p| self.shas.get(p)).cloned();
-        self.line(json!({
-            "type": "tool_call",
-            "tool": call.name,
-            "call_id": call.id,
-            "plugin": o.plugin,
-            "plugin_sha256": sha,
-            "args_sha256": digest(call.arguments.as_bytes()),
-            "outcome": if o.is_error { "error" } else { "ok" },
-            "error_kind": if o.is_error { error_kind(&o.content) } else { None },
-            "bytes": o.content.len(),
-            "duration_ms": o.duration.as_secs_f64() * 1000.0,
-        }));
+        self.line(tool_call_line(call, o, sha.as_deref()));
         self.inner.tool_done(call, o);
     }
 

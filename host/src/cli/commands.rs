@@ -14,6 +14,9 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         // Authoring commands load no installed plugins (add checks them itself).
         return Ok(super::plugin::run(command, global).await);
     }
+    if let Command::Mcp(mcp) = command {
+        return Ok(super::mcp::run(mcp.command, global).await);
+    }
     if let Command::Trust { show, revoke } = command {
         return super::trust::run(global, show, revoke);
     }
@@ -43,6 +46,7 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         | Command::Exec { .. }
         | Command::Plugin { .. }
         | Command::Trust { .. }
+        | Command::Mcp(_)
         | Command::Setup
         | Command::Init
         | Command::Doctor { .. } => Ok(0),

@@ -11,6 +11,7 @@ mod doctor;
 mod firstrun;
 mod jsonout;
 mod markdown;
+mod mcp;
 mod plugin;
 mod render;
 mod repl;
@@ -367,12 +368,45 @@ pub enum Command {
     Setup,
     /// Write a commented corral.toml for this project (it never overwrites one)
     Init,
+    /// Offer this workspace's tools to MCP clients (Claude Code, Codex, Zed, Cursor, ...); see docs/mcp.md
+    #[command(help_template = SUB_HELP)]
+    Mcp(McpArgs),
     /// Run one task unattended for CI: never prompt, no network for plugins unless granted,
     /// and an audit log of every tool and model call (.corral/audit.jsonl or --audit-log)
     Exec {
         /// The task; read from stdin when absent
         task: Option<String>,
     },
+}
+
+/// `corral mcp`: the Model Context Protocol.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub command: McpCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Serve the workspace's tools over stdio (default) or streamable HTTP on a loopback address
+    ///
+    /// Every call runs as in an agent run: the same sandbox, grants, limits, read guard,
+    /// protected paths, policy pins (--policy) and audit log (--audit-log, or --ci). An
+    /// untrusted project's plugins and skills are not served; `question` and `snapshot` never are.
+    #[command(help_template = SUB_HELP)]
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve streamable HTTP at this loopback address (127.0.0.1:PORT, [::1]:PORT or
+    /// localhost:PORT; port 0 picks one) at /mcp instead of stdio
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Take the HTTP bearer token from this environment variable (at least 16 characters);
+    /// without it corral makes one and prints it on stderr
+    #[arg(long, value_name = "VAR", requires = "http")]
+    pub token_env: Option<String>,
 }
 
 /// Runs the parsed command line; returns the process exit code.
