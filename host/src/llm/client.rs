@@ -288,13 +288,14 @@ impl Client {
         if dec.complete() {
             return Ok(dec.finish());
         }
-        Err(Failure::Retry {
-            kind: Retry::Protocol(format!(
-                "the reply stream from {} ended before the reply was complete",
-                self.inner.endpoint
-            )),
-            after: None,
-        })
+        Err(self.cut_short())
+    }
+
+    /// A stream that ended before its reply did: worth another attempt.
+    fn cut_short(&self) -> Failure {
+        let message =
+            format!("the reply stream from {} ended before the reply was complete", self.inner.endpoint);
+        Failure::Retry { kind: Retry::Protocol(message), after: None }
     }
 
     /// A reply streamed as one JSON object per line (Ollama).
@@ -322,13 +323,7 @@ impl Client {
         if dec.done() {
             return Ok(dec.finish());
         }
-        Err(Failure::Retry {
-            kind: Retry::Protocol(format!(
-                "the reply stream from {} ended before the reply was complete",
-                self.inner.endpoint
-            )),
-            after: None,
-        })
+        Err(self.cut_short())
     }
 }
 

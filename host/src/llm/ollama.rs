@@ -31,16 +31,7 @@ pub fn request_body(
     body.insert("messages".into(), Value::Array(messages));
     body.insert("stream".into(), json!(stream));
     if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters,
-                }})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), super::openai::function_tools(req));
     }
     let mut options = Map::new();
     options.insert("num_ctx".into(), json!(num_ctx));

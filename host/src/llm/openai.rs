@@ -48,16 +48,7 @@ pub fn request_body(req: &Request, model: &str, stream: bool, max_tokens_field: 
     body.insert("model".into(), json!(model));
     body.insert("messages".into(), Value::Array(messages));
     if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "function": {
-                    "name": t.name, "description": t.description, "parameters": t.parameters,
-                }})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), function_tools(req));
         body.insert("tool_choice".into(), json!("auto"));
     }
     if cap > 0 {
@@ -71,6 +62,18 @@ pub fn request_body(req: &Request, model: &str, stream: bool, max_tokens_field: 
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
     Value::Object(body)
+}
+
+/// The tools as OpenAI's `function` entries (Ollama's API takes the same).
+pub fn function_tools(req: &Request) -> Value {
+    req.tools
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.parameters,
+            }})
+        })
+        .collect()
 }
 
 /// The reasoning setting: OpenRouter's `reasoning` object, else OpenAI's `reasoning_effort`
