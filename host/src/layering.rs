@@ -20,7 +20,14 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "paths",
             "wit",
             "builtins",
+            "mcp",
         ],
+    ),
+    // The MCP client sits beside cli's wiring: it offers tools to the loop through
+    // `agent::external` and runs servers through the capabilities.
+    (
+        "mcp",
+        &["config", "agent", "llm", "context", "runtime", "capabilities", "redact", "termtext", "paths"],
     ),
     ("trust", &["config", "runtime", "capabilities", "redact", "paths"]),
     ("config", &["runtime", "capabilities", "redact", "paths"]),

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod context;
 pub mod llm;
+pub mod mcp;
 pub mod paths;
 pub mod redact;
 pub mod runtime;

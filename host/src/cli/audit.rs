@@ -65,6 +65,8 @@ pub struct Header {
     pub plugins: Vec<Value>,
     /// One object per skill: name, kind, sha256 (what a policy pins).
     pub skills: Vec<Value>,
+    /// One object per MCP server: name, identity (`command sha256:...` or `url ...`).
+    pub mcp_servers: Vec<Value>,
 }
 
 /// Forwards every event to `inner` and records the auditable ones.
@@ -119,6 +121,7 @@ impl<'a> Audit<'a> {
             "commands": header.commands,
             "plugins": header.plugins,
             "skills": header.skills,
+            "mcp_servers": header.mcp_servers,
         }));
         if let Some(e) = a.failed.take() {
             return Err(std::io::Error::other(e));
@@ -223,12 +226,19 @@ impl Observer for Audit<'_> {
 
     fn tool_done(&mut self, call: &ToolCall, o: &CallOutcome) {
         let sha = o.plugin.as_ref().and_then(|p| self.shas.get(p)).cloned();
+        // An MCP server's tool: the server and its identity instead of a component digest.
+        let mcp = o.plugin.as_deref().and_then(|p| p.strip_prefix("mcp:"));
+        let (sha, mcp) = match mcp {
+            Some(name) => (None, Some(json!({"name": name, "identity": sha}))),
+            None => (sha, None),
+        };
         self.line(json!({
             "type": "tool_call",
             "tool": call.name,
             "call_id": call.id,
             "plugin": o.plugin,
             "plugin_sha256": sha,
+            "mcp_server": mcp,
             "args_sha256": digest(call.arguments.as_bytes()),
             "outcome": if o.is_error { "error" } else { "ok" },
             "error_kind": if o.is_error { error_kind(&o.content) } else { None },

@@ -44,6 +44,7 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         | Command::Trust { .. }
         | Command::Setup
         | Command::Init
+        | Command::Mcp(_)
         | Command::Doctor { .. } => Ok(0),
     }
 }

@@ -10,6 +10,7 @@ mod doctor;
 mod firstrun;
 mod jsonout;
 mod markdown;
+mod mcp_config;
 mod plugin;
 mod render;
 mod repl;
@@ -363,6 +364,9 @@ pub enum Command {
     Setup,
     /// Write a commented corral.toml for this project (it never overwrites one)
     Init,
+    /// MCP servers whose tools corral uses: list, show, add or remove them in your config
+    #[command(help_template = SUB_HELP)]
+    Mcp(mcp_config::McpArgs),
     /// Run one task unattended for CI: never prompt, no network for plugins unless granted,
     /// and an audit log of every tool and model call (.corral/audit.jsonl or --audit-log)
     Exec {
@@ -384,6 +388,12 @@ pub fn run(cli: Cli) -> i32 {
         let command = match cli.command {
             None => return session::run(&cli.global, cli.task, cli.global.ci).await,
             Some(Command::Exec { task }) => return session::run(&cli.global, task.or(cli.task), true).await,
+            Some(Command::Mcp(args)) => {
+                return mcp_config::run(args, &cli.global).unwrap_or_else(|e| {
+                    eprintln!("error: {}", crate::redact::text(&e.to_string()));
+                    2
+                });
+            }
             Some(c) => c,
         };
         match commands::dispatch(command, &cli.global).await {

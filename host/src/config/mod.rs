@@ -19,7 +19,7 @@ mod tests_capabilities;
 mod tests_network;
 
 pub use error::ConfigError;
-pub use layer::PluginSettings;
+pub use layer::{McpTable, McpTables, PluginSettings};
 pub use layer::{Flags, Layer, Source};
 pub use policy::Policy;
 pub use project::{Ignored, Refusal};

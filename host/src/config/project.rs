@@ -102,6 +102,14 @@ pub fn filter(mut project: Layer, lower: &[Layer], trusted: bool) -> (Layer, Vec
         }
     }
     project.plugin_settings = kept;
+    // An MCP server starts a program or reaches a URL with the person's rights.
+    if !trusted && super::keys::MCP_SERVERS_RULE == ProjectRule::Trusted {
+        for (name, t) in std::mem::take(&mut project.mcp_servers) {
+            let what = t.table.get("command").or_else(|| t.table.get("url"));
+            let shown = what.map_or_else(|| "(a server)".to_string(), |v| v.to_string());
+            refuse(format!("{}.{name}", super::keys::MCP_SERVERS), shown, Refusal::Untrusted);
+        }
+    }
     (project, ignored)
 }
 

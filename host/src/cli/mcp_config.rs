@@ -1,0 +1,379 @@
+//! `corral mcp list|get|add|remove`: the person's `[mcp_servers]` in their config file, edited
+//! in place (comments kept); and the session's side: starting the servers, the `/mcp` text.
+
+use super::setup::{self, Env};
+use super::{GlobalArgs, SetupError};
+use crate::mcp::client::{Manager, Status};
+use crate::mcp::config::{self as mcp_config, ServerConfig, Transport};
+use std::path::{Path, PathBuf};
+
+/// `corral mcp`.
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub command: McpCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum McpCommand {
+    /// List the MCP servers of your config (and of a trusted project): name, how it is
+    /// reached, whether it is enabled, its identity (what a policy pins)
+    List {
+        /// Print JSON instead of text
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one server's settings and its identity (the values a policy file pins)
+    Get {
+        name: String,
+        /// Print JSON instead of text
+        #[arg(long)]
+        json: bool,
+    },
+    /// Add a server to your config file: `corral mcp add docs -- npx -y some-server`, or
+    /// `corral mcp add web --url https://example.com/mcp`
+    Add {
+        /// The server's name: letters, digits, '_' and '-'; its tools appear as NAME__tool
+        name: String,
+        /// An HTTP server's URL (streamable HTTP) instead of a command
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// The environment variable holding the HTTP server's bearer token
+        #[arg(long, requires = "url")]
+        bearer_token_env_var: Option<String>,
+        /// A variable for a stdio server, KEY=VALUE (repeatable)
+        #[arg(long = "env", value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// Let a stdio server use the network (it runs in the command sandbox without by default)
+        #[arg(long)]
+        network: bool,
+        /// The program and its arguments, after `--`
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// Remove a server from your config file
+    Remove { name: String },
+}
+
+/// Why a `corral mcp` command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum McpCliError {
+    #[error(transparent)]
+    Setup(#[from] SetupError),
+    #[error("no user config folder: set CORRAL_CONFIG_DIR or HOME")]
+    NoUserDir,
+    #[error("cannot read {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("cannot write {path}: {source} (the file is unchanged)")]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("{path} is not valid TOML ({why}); fix it first, nothing was changed")]
+    Parse { path: PathBuf, why: String },
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Config(#[from] mcp_config::ConfigError),
+}
+
+/// Runs `corral mcp ...`; Ok is the exit code.
+pub fn run(args: McpArgs, global: &GlobalArgs) -> Result<i32, McpCliError> {
+    match args.command {
+        McpCommand::List { json } => {
+            let servers = configured(global)?;
+            if json {
+                let list: Vec<_> = servers.iter().map(to_json).collect();
+                println!("{}", serde_json::json!({ "servers": list }));
+            } else if servers.is_empty() {
+                println!("no MCP servers; add one with `corral mcp add NAME -- COMMAND ARGS...` or --url URL");
+            } else {
+                for s in &servers {
+                    let on = if s.enabled { "" } else { " (disabled)" };
+                    println!("{:16} {}{on}  {}", s.name, reach(s), s.identity());
+                }
+            }
+            Ok(0)
+        }
+        McpCommand::Get { name, json } => {
+            let servers = configured(global)?;
+            let Some(s) = servers.iter().find(|s| s.name == name) else {
+                return Err(McpCliError::Usage(format!(
+                    "no MCP server named {name}; `corral mcp list` shows them"
+                )));
+            };
+            if json {
+                println!("{}", to_json(s));
+            } else {
+                println!("{}", describe(s));
+            }
+            Ok(0)
+        }
+        McpCommand::Add { name, url, bearer_token_env_var, env, network, command } => {
+            let path = user_file()?;
+            let text = read(&path)?;
+            let table = new_table(&url, bearer_token_env_var, &env, network, &command)?;
+            // The same checks a session makes, before anything is written.
+            let check = crate::config::McpTable {
+                table: toml::from_str(&table.to_string())
+                    .map_err(|e| McpCliError::Usage(format!("internal error building the table: {e}")))?,
+                source: crate::config::Source::UserFile(path.clone()),
+                base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            };
+            mcp_config::parse(&name, &check)?;
+            let out = add_to(&text, &name, table).map_err(|why| match why {
+                Edit::Parse(why) => McpCliError::Parse { path: path.clone(), why },
+                Edit::Other(why) => McpCliError::Usage(why),
+            })?;
+            write(&path, &out)?;
+            println!("added MCP server {name} to {}", path.display());
+            Ok(0)
+        }
+        McpCommand::Remove { name } => {
+            let path = user_file()?;
+            let text = read(&path)?;
+            let out = remove_from(&text, &name).map_err(|why| match why {
+                Edit::Parse(why) => McpCliError::Parse { path: path.clone(), why },
+                Edit::Other(why) => McpCliError::Usage(format!("{why} in {}", path.display())),
+            })?;
+            write(&path, &out)?;
+            println!("removed MCP server {name} from {}", path.display());
+            Ok(0)
+        }
+    }
+}
+
+fn user_file() -> Result<PathBuf, McpCliError> {
+    Ok(crate::config::user_dir().ok_or(McpCliError::NoUserDir)?.join(crate::config::USER_FILE))
+}
+
+fn read(path: &Path) -> Result<String, McpCliError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(source) => Err(McpCliError::Read { path: path.to_path_buf(), source }),
+    }
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder, so a failure leaves
+/// the old file whole.
+#[allow(clippy::disallowed_methods)] // the person's own config file, outside every root
+fn write(path: &Path, text: &str) -> Result<(), McpCliError> {
+    let bad = |source| McpCliError::Write { path: path.to_path_buf(), source };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(bad)?;
+    }
+    let tmp = path.with_extension(format!("toml.tmp{}", std::process::id()));
+    std::fs::write(&tmp, text).map_err(bad)?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        bad(e)
+    })
+}
+
+/// The servers the settings declare (user file, and a trusted project's).
+fn configured(global: &GlobalArgs) -> Result<Vec<ServerConfig>, McpCliError> {
+    let resolved = setup::resolve(global, global.ci, false)?;
+    Ok(mcp_config::parse_all(&resolved.settings.mcp_servers)?)
+}
+
+fn reach(s: &ServerConfig) -> String {
+    match &s.transport {
+        Transport::Stdio { command, args, .. } => {
+            let mut parts = vec![command.clone()];
+            parts.extend(args.iter().cloned());
+            format!("stdio: {}", parts.join(" "))
+        }
+        Transport::Http { url, .. } => format!("http: {url}"),
+    }
+}
+
+fn to_json(s: &ServerConfig) -> serde_json::Value {
+    let (pin_key, pin) = match &s.transport {
+        Transport::Stdio { command, args, .. } => ("command_sha256", mcp_config::command_digest(command, args)),
+        Transport::Http { url, .. } => ("url", url.clone()),
+    };
+    let transport = match &s.transport {
+        Transport::Stdio { command, args, env, cwd, network } => serde_json::json!({
+            "type": "stdio", "command": command, "args": args,
+            "env": env.keys().collect::<Vec<_>>(),
+            "cwd": cwd.as_ref().map(|c| c.display().to_string()), "network": network,
+        }),
+        Transport::Http { url, bearer_token_env_var, http_headers } => serde_json::json!({
+            "type": "http", "url": url, "bearer_token_env_var": bearer_token_env_var,
+            "http_headers": http_headers.keys().collect::<Vec<_>>(),
+        }),
+    };
+    serde_json::json!({
+        "name": s.name,
+        "transport": transport,
+        "enabled": s.enabled,
+        "required": s.required,
+        "startup_timeout_sec": s.startup_timeout.as_secs_f64(),
+        "tool_timeout_sec": s.tool_timeout.as_secs_f64(),
+        "enabled_tools": s.enabled_tools,
+        "disabled_tools": s.disabled_tools,
+        "identity": s.identity(),
+        "pin": { pin_key: pin },
+        "source": s.source.to_string(),
+    })
+}
+
+fn describe(s: &ServerConfig) -> String {
+    let mut lines = vec![format!("{} ({})", s.name, s.source), format!("  {}", reach(s))];
+    if let Transport::Stdio { env, network, .. } = &s.transport {
+        if !env.is_empty() {
+            lines.push(format!("  env: {}", env.keys().cloned().collect::<Vec<_>>().join(", ")));
+        }
+        lines.push(format!("  network: {network}"));
+    }
+    lines.push(format!("  enabled: {}, required: {}", s.enabled, s.required));
+    lines.push(format!(
+        "  startup_timeout_sec: {}, tool_timeout_sec: {}",
+        s.startup_timeout.as_secs_f64(),
+        s.tool_timeout.as_secs_f64()
+    ));
+    lines.push(format!("  identity: {}", s.identity()));
+    let pin = match &s.transport {
+        Transport::Stdio { command, args, .. } => {
+            format!("command_sha256 = \"{}\"", mcp_config::command_digest(command, args))
+        }
+        Transport::Http { url, .. } => format!("url = \"{url}\""),
+    };
+    lines.push(format!("  policy pin: [mcp_servers.{}] {pin}", s.name));
+    lines.join("\n")
+}
+
+/// The table `corral mcp add` writes.
+fn new_table(
+    url: &Option<String>,
+    bearer: Option<String>,
+    env: &[String],
+    network: bool,
+    command: &[String],
+) -> Result<toml_edit::Table, McpCliError> {
+    let mut t = toml_edit::Table::new();
+    match (url, command.split_first()) {
+        (Some(url), None) => {
+            t["url"] = toml_edit::value(url.as_str());
+            if let Some(b) = bearer {
+                t["bearer_token_env_var"] = toml_edit::value(b);
+            }
+            if !env.is_empty() || network {
+                return Err(McpCliError::Usage("--env and --network are for a stdio server (a command)".into()));
+            }
+        }
+        (None, Some((program, args))) => {
+            t["command"] = toml_edit::value(program.as_str());
+            if !args.is_empty() {
+                t["args"] = toml_edit::value(args.iter().collect::<toml_edit::Array>());
+            }
+            if !env.is_empty() {
+                let mut vars = toml_edit::InlineTable::new();
+                for e in env {
+                    let Some((k, v)) = e.split_once('=') else {
+                        return Err(McpCliError::Usage(format!("--env {e}: use KEY=VALUE")));
+                    };
+                    vars.insert(k, v.into());
+                }
+                t["env"] = toml_edit::value(vars);
+            }
+            if network {
+                t["network"] = toml_edit::value(true);
+            }
+        }
+        _ => {
+            return Err(McpCliError::Usage(
+                "give the server's command after `--` (corral mcp add NAME -- COMMAND ARGS...) or --url URL".into(),
+            ));
+        }
+    }
+    Ok(t)
+}
+
+enum Edit {
+    Parse(String),
+    Other(String),
+}
+
+/// `text` with `[mcp_servers.<name>]` added; the rest of the file as it was.
+fn add_to(text: &str, name: &str, table: toml_edit::Table) -> Result<String, Edit> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| Edit::Parse(e.to_string()))?;
+    let servers = doc
+        .entry(crate::config::keys::MCP_SERVERS)
+        .or_insert_with(|| {
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        })
+        .as_table_mut()
+        .ok_or_else(|| Edit::Other("mcp_servers in the config file is not a table".into()))?;
+    if servers.contains_key(name) {
+        return Err(Edit::Other(format!(
+            "an MCP server named {name} is already configured; `corral mcp remove {name}` first to replace it"
+        )));
+    }
+    servers.insert(name, toml_edit::Item::Table(table));
+    Ok(doc.to_string())
+}
+
+/// `text` without `[mcp_servers.<name>]`; the rest of the file as it was.
+fn remove_from(text: &str, name: &str) -> Result<String, Edit> {
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| Edit::Parse(e.to_string()))?;
+    let removed = doc
+        .get_mut(crate::config::keys::MCP_SERVERS)
+        .and_then(|s| s.as_table_like_mut())
+        .and_then(|s| s.remove(name));
+    if removed.is_none() {
+        return Err(Edit::Other(format!("no MCP server named {name}")));
+    }
+    if doc.get(crate::config::keys::MCP_SERVERS).and_then(|s| s.as_table_like()).is_some_and(|s| s.is_empty()) {
+        doc.remove(crate::config::keys::MCP_SERVERS);
+    }
+    Ok(doc.to_string())
+}
+
+/// Starts the session's MCP servers (none configured: `None`). Err when a table is wrong or a
+/// required server did not start.
+pub async fn start_servers(env: &Env) -> Result<Option<Manager>, String> {
+    if env.settings.mcp_servers.is_empty() {
+        return Ok(None);
+    }
+    let servers = mcp_config::parse_all(&env.settings.mcp_servers).map_err(|e| e.to_string())?;
+    let m = Manager::start(servers, env.session.clone(), env.policy.as_ref()).await.map_err(|e| e.to_string())?;
+    Ok(Some(m))
+}
+
+/// What `/mcp` prints: each server's state and, when ready, its tools.
+pub fn status_text(mcp: Option<&Manager>) -> String {
+    let Some(m) = mcp.filter(|m| !m.is_empty()) else {
+        return "no MCP servers are configured; add one with `corral mcp add` (see docs/mcp-client.md)\n".into();
+    };
+    let mut out = String::new();
+    for (name, identity, status) in m.statuses() {
+        out.push_str(&crate::termtext::clean(&format!("{name}: {} [{identity}]\n", status.label())));
+        if let Status::Ready(tools) = status {
+            for t in tools {
+                out.push_str(&format!("  {t}\n"));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_and_remove_keep_the_rest_of_the_file() {
+        let text = "# my settings\n[model]\nname = \"m\" # the model\n";
+        let t = new_table(&None, None, &["A=1".into()], false, &["node".into(), "s.js".into()]).unwrap();
+        let added = add_to(text, "docs", t).unwrap();
+        assert!(added.starts_with(text), "{added}");
+        assert!(added.contains("[mcp_servers.docs]\ncommand = \"node\"\nargs = [\"s.js\"]"), "{added}");
+        let again = new_table(&Some("https://x".into()), None, &[], false, &[]).unwrap();
+        assert!(matches!(add_to(&added, "docs", again), Err(Edit::Other(e)) if e.contains("already configured")));
+        let removed = remove_from(&added, "docs").unwrap();
+        assert_eq!(removed, text);
+        assert!(matches!(remove_from(text, "docs"), Err(Edit::Other(e)) if e.contains("no MCP server named docs")));
+        assert!(matches!(add_to("[x", "a", toml_edit::Table::new()), Err(Edit::Parse(_))));
+    }
+}
