@@ -34,6 +34,22 @@ fn everything_js(dir: &Path) -> String {
     dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js").display().to_string()
 }
 
+/// The Python interpreter itself (not a version manager's shim, which reads the person's
+/// home) and its installation folder, which the server's sandbox must be able to read.
+fn python() -> (String, String) {
+    static PY: OnceLock<(String, String)> = OnceLock::new();
+    PY.get_or_init(|| {
+        let out = std::process::Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable); print(sys.base_prefix)"])
+            .output()
+            .expect("python3 runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut lines = text.lines();
+        (lines.next().unwrap().to_string(), lines.next().unwrap().to_string())
+    })
+    .clone()
+}
+
 fn fault_py() -> String {
     support::repo().join("tests/tools/mcp_fault.py").display().to_string()
 }
@@ -48,7 +64,7 @@ fn markers(sb: &Sandbox) -> PathBuf {
 
 /// The user config: the servers' folders readable in the command sandbox, plus `servers`.
 fn configure(sb: &Sandbox, servers: &str) {
-    let mut read = vec![support::repo().join("tests/tools").display().to_string()];
+    let mut read = vec![support::repo().join("tests/tools").display().to_string(), python().1];
     if let Some(d) = node_servers() {
         read.push(d.display().to_string());
     }
@@ -68,7 +84,7 @@ fn everything(sb: &Sandbox, dir: &Path) -> String {
 fn fault(sb: &Sandbox, extra_args: &[&str], settings: &str) -> String {
     let mut args = vec![fault_py(), markers(sb).display().to_string()];
     args.extend(extra_args.iter().map(|s| s.to_string()));
-    format!("[mcp_servers.fault]\ncommand = \"python3\"\nargs = {args:?}\n{settings}\n")
+    format!("[mcp_servers.fault]\ncommand = {:?}\nargs = {args:?}\n{settings}\n", python().0)
 }
 
 fn corral(sb: &Sandbox, server: &ModelServer, extra: &[&str], task: &str) -> Run {
@@ -169,7 +185,7 @@ fn a_result_over_20_kb_is_saved_to_a_file_with_a_pointer() {
     let Some(dir) = node_servers() else { return };
     let sb = Sandbox::new();
     configure(&sb, &everything(&sb, &dir));
-    let long: String = (0..1200).map(|i| format!("word{i:04} ")).collect::<String>() + "THE END";
+    let long: String = (0..2600).map(|i| format!("word{i:04} ")).collect::<String>() + "THE END";
     let server =
         ModelServer::start(Flavor::OpenAi, vec![tool("everything__echo", json!({"message": long})), text("done")]);
     let run = corral(&sb, &server, &[], "echo a lot");
@@ -215,7 +231,7 @@ fn a_crashed_server_is_an_error_its_tools_go_and_the_session_goes_on() {
     assert!(result.contains("going down"), "its stderr is quoted: {result}");
     assert!(!result.contains('\u{1b}'), "terminal escapes are removed from its text: {result:?}");
     assert!(tool_names(&reqs[1]).iter().all(|n| !n.starts_with("fault__")), "a dead server's tools go");
-    assert_eq!(tool_results(&reqs[2])[1], "hello\nworld\n", "the session went on");
+    assert!(tool_results(&reqs[2])[1].contains("hello"), "the session went on: {:?}", tool_results(&reqs[2]));
 }
 
 #[test]
@@ -239,7 +255,7 @@ fn a_server_over_the_schema_budget_is_left_out() {
     let run = corral(&sb, &server, &["--max-context-tokens", "18432"], "go");
     assert_eq!(run.code, 0, "{}", fail(&run));
     assert!(
-        run.stderr.contains("left out the tools of MCP server fault (fault__big, fault__crash, fault__flood"),
+        run.stderr.contains("left out the tools of MCP server fault (fault__ok, fault__hang, fault__crash, fault__flood"),
         "{}",
         run.stderr
     );
@@ -355,7 +371,10 @@ fn ci_audits_each_call_with_the_servers_identity_and_a_policy_refuses_unpinned_s
     assert_eq!(call["mcp_server"], json!({"name": "fault", "identity": identity}));
 
     let policy = sb.tmp.path().join("policy.toml");
-    std::fs::write(&policy, "network = \"llm-only\"\n").unwrap();
+    let mut read: Vec<String> = vec![support::repo().join("tests/tools").display().to_string(), python().1];
+    read.extend(node_servers().map(|d| d.display().to_string()));
+    let bounds = format!("[bounds]\ncommand_read_paths = {read:?}\n");
+    std::fs::write(&policy, format!("network = \"llm-only\"\n{bounds}")).unwrap();
     let p = policy.display().to_string();
     let server = ModelServer::start(Flavor::OpenAi, vec![text("never")]);
     let url = server.url();
@@ -363,8 +382,8 @@ fn ci_audits_each_call_with_the_servers_identity_and_a_policy_refuses_unpinned_s
     assert_eq!(run.code, 1, "{}", fail(&run));
     assert!(run.stderr.contains("refused by the policy pin rule: MCP server fault"), "{}", run.stderr);
     assert!(run.stderr.contains("[mcp_servers.fault]"), "says how to pin it: {}", run.stderr);
-    std::fs::write(&policy, format!("network = \"llm-only\"\n[mcp_servers.fault]\ncommand_sha256 = \"{sha}\"\n"))
-        .unwrap();
+    let pinned = format!("network = \"llm-only\"\n[mcp_servers.fault]\ncommand_sha256 = \"{sha}\"\n{bounds}");
+    std::fs::write(&policy, pinned).unwrap();
     let server = ModelServer::start(Flavor::OpenAi, vec![tool("fault__ok", json!({})), text("done")]);
     let url = server.url();
     let run = sb.run(&["exec", "--base-url", &url, "--model", "m", "--policy", &p, "go"]);
@@ -397,4 +416,52 @@ fn mcp_add_list_get_remove_round_trip_keeps_the_file() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original, "back to the file as it was");
     let gone = sb.run(&["mcp", "remove", "docs"]);
     assert!(gone.code == 2 && gone.stderr.contains("no MCP server named docs"), "{}", gone.stderr);
+}
+
+/// A process started by the test, killed when the test ends.
+struct Background(std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn an_http_server_is_reached_only_when_the_person_allows_its_address() {
+    let sb = Sandbox::new();
+    let m = markers(&sb);
+    let _http = Background(std::process::Command::new(python().0).arg(fault_py()).arg(&m).arg("--http").spawn().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let port = loop {
+        if let Ok(p) = std::fs::read_to_string(m.join("port")) {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "the HTTP test server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let table = format!(
+        "[mcp_servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\nbearer_token_env_var = \"WEB_TOKEN\"\nrequired = true\n"
+    );
+    configure(&sb, &table);
+    let server = ModelServer::start(Flavor::OpenAi, vec![text("never")]);
+    let url = server.url();
+    let args = ["--base-url", url.as_str(), "--model", "m", "--no-stream", "go"];
+    let token = [("WEB_TOKEN", "sekrit-token-123")];
+    let run = sb.run_with_env(&args, &token);
+    assert_eq!(run.code, 1, "{}", fail(&run));
+    assert!(run.stderr.contains("127.0.0.1 is in"), "the SSRF rule refuses loopback: {}", run.stderr);
+    assert!(run.stderr.contains("network.allow_private"), "says how the person allows it: {}", run.stderr);
+    assert!(!m.join("auth").exists(), "nothing was sent to it");
+
+    configure(&sb, &format!("[network]\nallow_private = [\"127.0.0.1:{port}\"]\n\n{table}"));
+    let server = ModelServer::start(Flavor::OpenAi, vec![tool("web__ok", json!({})), text("done")]);
+    let url = server.url();
+    let args = ["--base-url", url.as_str(), "--model", "m", "--no-stream", "go"];
+    let run = sb.run_with_env(&args, &token);
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    assert_eq!(tool_results(&server.requests()[1]), ["fault server ok"]);
+    let auth = std::fs::read_to_string(m.join("auth")).unwrap();
+    assert!(auth.lines().all(|l| l == "Bearer sekrit-token-123"), "the token from the variable: {auth}");
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A tiny MCP stdio server that misbehaves on purpose, for tests/mcp_client.rs.
 
-Usage: mcp_fault.py MARKER_DIR [--no-answer] [--bulky N]
+Usage: mcp_fault.py MARKER_DIR [--no-answer] [--bulky N] [--http]
 On start it writes MARKER_DIR/started-<pid> (so a test can tell it ran). Tools:
   ok     answers "fault server ok"
   hang   never answers
@@ -10,6 +10,7 @@ On start it writes MARKER_DIR/started-<pid> (so a test can tell it ran). Tools:
   big    answers 30000 bytes of text
 --no-answer: never answers initialize (a server that never finishes starting).
 --bulky N: every tool's description is N words long (a catalogue too big for a small window).
+--http: streamable HTTP on 127.0.0.1 instead of stdio (see serve_http).
 """
 import json
 import os
@@ -43,39 +44,84 @@ TOOLS = [
     tool("big", "Answers a long text."),
 ]
 
-for line in sys.stdin.buffer:
-    try:
-        msg = json.loads(line)
-    except ValueError:
-        continue
+def handle(msg):
+    """The answer to one JSON-RPC message, or None for none."""
     method, mid = msg.get("method"), msg.get("id")
     if method == "initialize":
         if no_answer:
-            continue
+            return None
         version = msg.get("params", {}).get("protocolVersion", "2025-06-18")
-        send({"jsonrpc": "2.0", "id": mid, "result": {
+        return {"jsonrpc": "2.0", "id": mid, "result": {
             "protocolVersion": version, "capabilities": {"tools": {}},
-            "serverInfo": {"name": "fault", "version": "1"}}})
-    elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
-    elif method == "tools/call":
+            "serverInfo": {"name": "fault", "version": "1"}}}
+    if method == "tools/list":
+        return {"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}}
+    if method == "tools/call":
         name = msg["params"]["name"]
         if name == "ok":
-            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "fault server ok"}]}})
-        elif name == "big":
+            return {"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": "fault server ok"}]}}
+        if name == "big":
             text = "".join(f"line {i:05d} of the long answer\n" for i in range(1000))
-            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}})
-        elif name == "crash":
+            return {"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": text}]}}
+        if name == "crash":
             sys.stderr.write("fault server: \x1b[31mgoing down\x1b[0m\n")
             sys.stderr.flush()
             os._exit(3)
-        elif name == "flood":
+        if name == "flood":
             chunk = b"x" * (1 << 20)
             for _ in range(64):
                 out.write(chunk)
             out.flush()
-            time.sleep(3600)
-        else:  # hang
-            time.sleep(3600)
-    elif mid is not None:
-        send({"jsonrpc": "2.0", "id": mid, "result": {}})
+        time.sleep(3600)  # hang (and flood, after it)
+    if mid is not None:
+        return {"jsonrpc": "2.0", "id": mid, "result": {}}
+    return None
+
+
+def serve_http():
+    """Streamable HTTP on 127.0.0.1 (a free port, written to MARKER_DIR/port): JSON answers,
+    202 for notifications; each request's Authorization header is appended to MARKER_DIR/auth."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            with open(os.path.join(marker_dir, "auth"), "a") as f:
+                f.write(self.headers.get("Authorization", "") + "\n")
+            reply = handle(json.loads(body))
+            if reply is None:
+                self.send_response(202)
+                self.end_headers()
+                return
+            data = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_DELETE(self):
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    tmp = os.path.join(marker_dir, "port.tmp")
+    with open(tmp, "w") as f:
+        f.write(str(srv.server_address[1]))
+    os.rename(tmp, os.path.join(marker_dir, "port"))
+    srv.serve_forever()
+
+
+if "--http" in sys.argv:
+    serve_http()
+else:
+    for line in sys.stdin.buffer:
+        try:
+            reply = handle(json.loads(line))
+        except ValueError:
+            continue
+        if reply is not None:
+            send(reply)

@@ -44,9 +44,10 @@ pub enum McpCommand {
         /// A variable for a stdio server, KEY=VALUE (repeatable)
         #[arg(long = "env", value_name = "KEY=VALUE")]
         env: Vec<String>,
-        /// Let a stdio server use the network (it runs in the command sandbox without by default)
+        /// Let a stdio server use the network (`network = true`; it runs in the command sandbox
+        /// without by default)
         #[arg(long)]
-        network: bool,
+        allow_network: bool,
         /// The program and its arguments, after `--`
         #[arg(last = true)]
         command: Vec<String>,
@@ -106,10 +107,10 @@ pub fn run(args: McpArgs, global: &GlobalArgs) -> Result<i32, McpCliError> {
             }
             Ok(0)
         }
-        McpCommand::Add { name, url, bearer_token_env_var, env, network, command } => {
+        McpCommand::Add { name, url, bearer_token_env_var, env, allow_network, command } => {
             let path = user_file()?;
             let text = read(&path)?;
-            let table = new_table(&url, bearer_token_env_var, &env, network, &command)?;
+            let table = new_table(&url, bearer_token_env_var, &env, allow_network, &command)?;
             // The same checks a session makes, before anything is written.
             let check = crate::config::McpTable {
                 table: toml::from_str(&table.to_string())
@@ -257,7 +258,7 @@ fn new_table(
                 t["bearer_token_env_var"] = toml_edit::value(b);
             }
             if !env.is_empty() || network {
-                return Err(McpCliError::Usage("--env and --network are for a stdio server (a command)".into()));
+                return Err(McpCliError::Usage("--env and --allow-network are for a stdio server (a command)".into()));
             }
         }
         (None, Some((program, args))) => {
@@ -337,7 +338,13 @@ pub async fn start_servers(env: &Env) -> Result<Option<Manager>, String> {
         return Ok(None);
     }
     let servers = mcp_config::parse_all(&env.settings.mcp_servers).map_err(|e| e.to_string())?;
-    let m = Manager::start(servers, env.session.clone(), env.policy.as_ref()).await.map_err(|e| e.to_string())?;
+    // Servers are confined as commands are, whether or not the model may run commands.
+    let confine = crate::capabilities::process::confine::Confinement::new(&env.settings.commands, &|k| {
+        std::env::var_os(k)
+    });
+    let m = Manager::start(servers, env.session.clone(), confine, env.policy.as_ref())
+        .await
+        .map_err(|e| e.to_string())?;
     Ok(Some(m))
 }
 

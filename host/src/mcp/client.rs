@@ -14,6 +14,7 @@ use super::client_stdio::{self, Child};
 use super::config::{ServerConfig, Transport};
 use crate::agent::external::{CallFuture, ExternalResult, ExternalTool, ExternalTools};
 use crate::capabilities::Session;
+use crate::capabilities::process::confine::Confinement;
 use crate::config::Policy;
 use crate::llm::ToolDef;
 use rmcp::service::RunningService;
@@ -89,6 +90,8 @@ struct Shared {
     /// Every name handed out, so servers that start later never take one.
     names: Mutex<BTreeSet<String>>,
     session: Arc<Session>,
+    /// The command sandbox's settings, for stdio servers.
+    confine: Confinement,
 }
 
 /// The session's MCP servers. Dropping it stops them all.
@@ -103,6 +106,7 @@ impl Manager {
     pub async fn start(
         servers: Vec<ServerConfig>,
         session: Arc<Session>,
+        confine: Confinement,
         policy: Option<&Policy>,
     ) -> Result<Manager, StartError> {
         let mut list = Vec::new();
@@ -126,6 +130,7 @@ impl Manager {
             generation: AtomicU64::new(1),
             names: Mutex::new(BTreeSet::new()),
             session,
+            confine,
         });
         let manager = Manager { shared: shared.clone(), tasks: Mutex::new(Vec::new()) };
         let starting: Vec<Arc<Server>> =
@@ -238,7 +243,7 @@ async fn connect(shared: &Shared, cfg: &ServerConfig) -> Result<Live, String> {
         Transport::Stdio { command, args, env, cwd, network } => {
             let launch =
                 client_stdio::Launch { command, args, env, cwd: cwd.as_deref(), network: *network };
-            let (mut child, stdout, stdin) = client_stdio::spawn(&shared.session, &launch)?;
+            let (mut child, stdout, stdin) = client_stdio::spawn(&shared.session, &shared.confine, &launch)?;
             match ().serve((stdout, stdin)).await {
                 Ok(s) => (s, Some(child)),
                 Err(e) => {

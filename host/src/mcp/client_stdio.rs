@@ -3,10 +3,11 @@
 //! the kernel when corral dies (parent-death signal); its stderr kept, short and cleaned.
 
 use crate::capabilities::Session;
-use crate::capabilities::process::confine::{self, Scratch, is_secret_env};
-use crate::capabilities::sandbox::{Sandbox, SandboxError};
+use crate::capabilities::process::confine::{Confinement, Scratch, is_secret_env};
+use crate::capabilities::sandbox::{Sandbox, SandboxError, SandboxSpec, paths};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -97,18 +98,39 @@ pub struct Launch<'a> {
     pub network: bool,
 }
 
-/// Starts the server; returns it with the pipes the MCP session runs over.
-pub fn spawn(session: &Session, l: &Launch<'_>) -> Result<(Child, ChildStdout, ChildStdin), String> {
+/// What the server may reach: the roots (writable ones writable, protected paths read-only),
+/// the system and toolchain folders and the person's `commands.read_paths`/`write_paths`, its
+/// program and working directory, its scratch folder; the network only when allowed.
+fn sandbox_spec(session: &Session, c: &Confinement, program: &Path, cwd: &Path, scratch: &Path, network: bool) -> Result<SandboxSpec, String> {
+    let roots = session.roots.all();
+    let mut spec = SandboxSpec {
+        read: roots.iter().map(|r| r.path.clone()).chain(c.read.iter().cloned()).collect(),
+        write: roots.iter().filter(|r| r.writable).map(|r| r.path.clone()).collect(),
+        protected: Vec::new(),
+        hidden: c.hidden.clone(),
+        network,
+    };
+    spec.write.extend(c.write.iter().cloned());
+    spec.read.push(program.to_path_buf());
+    spec.read.push(cwd.to_path_buf());
+    for root in roots.iter().filter(|r| r.writable) {
+        spec.protected.extend(paths::protected_in(&root.path, session.roots.protects_git())?);
+    }
+    spec.write.push(scratch.to_path_buf());
+    Ok(spec)
+}
+
+/// Starts the server under `confine` (built from the person's `[commands]` settings whether
+/// or not commands are enabled); returns it with the pipes the MCP session runs over.
+pub fn spawn(session: &Session, confine: &Confinement, l: &Launch<'_>) -> Result<(Child, ChildStdout, ChildStdin), String> {
     let program = resolve(l.command)?;
     let scratch = Scratch::create().map_err(|e| format!("cannot make the server's temp folder: {e}"))?;
     let workspace = session.roots.workspace().path.clone();
     let cwd = l.cwd.map_or(workspace, Path::to_path_buf);
-    let mut spec = confine::spec(session, &program, scratch.path()).map_err(|e| e.to_string())?;
-    spec.network = l.network;
-    spec.read.push(cwd.clone());
+    let spec = sandbox_spec(session, confine, &program, &cwd, scratch.path(), l.network)?;
     let sandbox = match Sandbox::prepare(&spec) {
         Ok(s) => Some(Arc::new(s)),
-        Err(SandboxError::Unavailable(why)) if session.commands.confine.unsandboxed => {
+        Err(SandboxError::Unavailable(why)) if confine.unsandboxed => {
             session.log.push("host", "warn", &format!("MCP server runs WITHOUT the sandbox: {why}"));
             None
         }
@@ -119,15 +141,21 @@ pub fn spawn(session: &Session, l: &Launch<'_>) -> Result<(Child, ChildStdout, C
         }
         Err(e) => return Err(e.to_string()),
     };
+    // The working directory is entered through a handle before the sandbox is (as commands do).
+    let dir = std::fs::File::open(&cwd).map_err(|e| format!("cannot open its cwd {}: {e}", cwd.display()))?;
+    let fd = dir.as_raw_fd();
     let mut cmd = tokio::process::Command::new(&program);
     cmd.args(l.args)
         .env_clear()
         .envs(environment(l.env, scratch.path()))
-        .current_dir(&cwd)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // SAFETY: fchdir(2) is async-signal-safe; `fd` belongs to `dir`, open until spawn returns.
+    unsafe {
+        cmd.pre_exec(move || if libc::fchdir(fd) == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) });
+    }
     match &sandbox {
         Some(s) => {
             let hook = s.hook();
@@ -157,7 +185,7 @@ pub fn spawn(session: &Session, l: &Launch<'_>) -> Result<(Child, ChildStdout, C
         });
     }
     let mut child = cmd.spawn().map_err(|e| format!("cannot start {}: {e}", program.display()))?;
-    drop(sandbox);
+    drop((sandbox, dir));
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
     let stderr = Arc::new(Mutex::new(Vec::new()));
     if let Some(mut err) = child.stderr.take() {
