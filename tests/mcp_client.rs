@@ -16,7 +16,9 @@ use support::{Run, Sandbox};
 fn node_servers() -> Option<PathBuf> {
     static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
     DIR.get_or_init(|| {
-        let has = |p: &str| std::process::Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success());
+        let has = |p: &str| {
+            std::process::Command::new(p).arg("--version").output().is_ok_and(|o| o.status.success())
+        };
         if !has("node") || !has("npm") {
             eprintln!("SKIP: node or npm is not installed, so the npm MCP server cannot run");
             return None;
@@ -173,7 +175,11 @@ fn a_third_party_servers_tool_result_reaches_the_model() {
     let names = tool_names(&reqs[0]);
     assert!(names.iter().any(|n| n == "everything__echo"), "listed with the server's prefix: {names:?}");
     assert!(names.iter().any(|n| n == "read_file"), "beside corral's own tools: {names:?}");
-    let echo = reqs[0].body["tools"].as_array().unwrap().iter().find(|t| t["function"]["name"] == "everything__echo");
+    let echo = reqs[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "everything__echo");
     assert_eq!(echo.unwrap()["function"]["parameters"]["required"], json!(["message"]), "its schema is sent");
     let results = tool_results(&reqs[1]);
     assert_eq!(results, ["Echo: hello from the test"], "the server's answer reached the model");
@@ -186,8 +192,10 @@ fn a_result_over_20_kb_is_saved_to_a_file_with_a_pointer() {
     let sb = Sandbox::new();
     configure(&sb, &everything(&sb, &dir));
     let long: String = (0..2600).map(|i| format!("word{i:04} ")).collect::<String>() + "THE END";
-    let server =
-        ModelServer::start(Flavor::OpenAi, vec![tool("everything__echo", json!({"message": long})), text("done")]);
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![tool("everything__echo", json!({"message": long})), text("done")],
+    );
     let run = corral(&sb, &server, &[], "echo a lot");
     assert_eq!(run.code, 0, "{}", fail(&run));
     let result = &tool_results(&server.requests()[1])[0];
@@ -209,7 +217,8 @@ fn a_hung_call_times_out_and_the_run_continues() {
     assert!(run.stdout.contains("carried on"));
     let result = &tool_results(&server.requests()[1])[0];
     assert!(
-        result.contains("error (timeout): MCP server fault did not answer hang within 1 s (tool_timeout_sec)"),
+        result
+            .contains("error (timeout): MCP server fault did not answer hang within 1 s (tool_timeout_sec)"),
         "{result}"
     );
     assert_no_process_left(&markers(&sb));
@@ -221,7 +230,11 @@ fn a_crashed_server_is_an_error_its_tools_go_and_the_session_goes_on() {
     configure(&sb, &fault(&sb, &[], "required = true"));
     let server = ModelServer::start(
         Flavor::OpenAi,
-        vec![tool("fault__crash", json!({})), tool("read_file", json!({"file_path": "hello.txt"})), text("ok")],
+        vec![
+            tool("fault__crash", json!({})),
+            tool("read_file", json!({"file_path": "hello.txt"})),
+            text("ok"),
+        ],
     );
     let run = corral(&sb, &server, &[], "crash it");
     assert_eq!(run.code, 0, "{}", fail(&run));
@@ -238,7 +251,8 @@ fn a_crashed_server_is_an_error_its_tools_go_and_the_session_goes_on() {
 fn a_flooding_server_yields_an_error_result() {
     let sb = Sandbox::new();
     configure(&sb, &fault(&sb, &[], "required = true\ntool_timeout_sec = 5"));
-    let server = ModelServer::start(Flavor::OpenAi, vec![tool("fault__flood", json!({})), text("still here")]);
+    let server =
+        ModelServer::start(Flavor::OpenAi, vec![tool("fault__flood", json!({})), text("still here")]);
     let run = corral(&sb, &server, &[], "flood");
     assert_eq!(run.code, 0, "{}", fail(&run));
     let result = &tool_results(&server.requests()[1])[0];
@@ -255,13 +269,22 @@ fn a_server_over_the_schema_budget_is_left_out() {
     let run = corral(&sb, &server, &["--max-context-tokens", "18432"], "go");
     assert_eq!(run.code, 0, "{}", fail(&run));
     assert!(
-        run.stderr.contains("left out the tools of MCP server fault (fault__ok, fault__hang, fault__crash, fault__flood"),
+        run.stderr.contains(
+            "left out the tools of MCP server fault (fault__ok, fault__hang, fault__crash, fault__flood"
+        ),
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("mcp_servers.fault.enabled_tools"), "says how to get them back: {}", run.stderr);
+    assert!(
+        run.stderr.contains("mcp_servers.fault.enabled_tools"),
+        "says how to get them back: {}",
+        run.stderr
+    );
     let names = tool_names(&server.requests()[0]);
-    assert!(names.iter().all(|n| !n.starts_with("fault__")) && names.iter().any(|n| n == "read_file"), "{names:?}");
+    assert!(
+        names.iter().all(|n| !n.starts_with("fault__")) && names.iter().any(|n| n == "read_file"),
+        "{names:?}"
+    );
 }
 
 #[test]
@@ -284,8 +307,10 @@ fn a_required_server_that_cannot_start_stops_the_run_with_a_clear_error() {
     let run = corral(&sb, &server, &[], "go");
     assert_eq!(run.code, 1, "{}", fail(&run));
     assert!(
-        run.stderr.contains("MCP server fault is required (required = true) but did not start: it did not finish \
-             starting within 1 s (startup_timeout_sec)"),
+        run.stderr.contains(
+            "MCP server fault is required (required = true) but did not start: it did not finish \
+             starting within 1 s (startup_timeout_sec)"
+        ),
         "{}",
         run.stderr
     );
@@ -299,7 +324,10 @@ fn killed_with(signal: &str) {
     let Some(dir) = node_servers() else { return };
     let sb = Sandbox::new();
     configure(&sb, &everything(&sb, &dir));
-    let server = ModelServer::start(Flavor::OpenAi, vec![Step::Delay(Duration::from_secs(60), Box::new(text("late")))]);
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![Step::Delay(Duration::from_secs(60), Box::new(text("late")))],
+    );
     let url = server.url();
     let mut child = sb
         .cmd()
@@ -401,7 +429,10 @@ fn mcp_add_list_get_remove_round_trip_keeps_the_file() {
     assert!(run.stdout.contains("added MCP server docs"), "{}", run.stdout);
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.starts_with(original), "the rest of the file is kept: {text}");
-    assert!(text.contains("[mcp_servers.docs]\ncommand = \"node\"\nargs = [\"server.js\", \"--flag\"]"), "{text}");
+    assert!(
+        text.contains("[mcp_servers.docs]\ncommand = \"node\"\nargs = [\"server.js\", \"--flag\"]"),
+        "{text}"
+    );
     sb.run(&["mcp", "add", "web", "--url", "https://mcp.example.com/mcp"]).ok();
     let list = sb.run(&["mcp", "list"]).ok().stdout;
     assert!(list.contains("docs") && list.contains("stdio: node server.js --flag"), "{list}");
@@ -432,7 +463,9 @@ impl Drop for Background {
 fn an_http_server_is_reached_only_when_the_person_allows_its_address() {
     let sb = Sandbox::new();
     let m = markers(&sb);
-    let _http = Background(std::process::Command::new(python().0).arg(fault_py()).arg(&m).arg("--http").spawn().unwrap());
+    let _http = Background(
+        std::process::Command::new(python().0).arg(fault_py()).arg(&m).arg("--http").spawn().unwrap(),
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     let port = loop {
         if let Ok(p) = std::fs::read_to_string(m.join("port")) {

@@ -25,10 +25,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // The MCP client sits beside cli's wiring: it offers tools to the loop through
     // `agent::external` and runs servers through the capabilities.
-    (
-        "mcp",
-        &["config", "agent", "llm", "context", "runtime", "capabilities", "redact", "termtext", "paths"],
-    ),
+    ("mcp", &["config", "agent", "llm", "context", "runtime", "capabilities", "redact", "termtext", "paths"]),
     ("trust", &["config", "runtime", "capabilities", "redact", "paths"]),
     ("config", &["runtime", "capabilities", "redact", "paths"]),
     ("agent", &["context", "llm", "runtime", "capabilities", "redact", "wit", "paths"]),

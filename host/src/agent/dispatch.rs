@@ -123,7 +123,8 @@ impl Toolbox<'_> {
         if let Some(ext) = self.external {
             // A plugin's tool keeps its name: an external one never shadows it.
             let taken = |n: &str| defs.iter().any(|d: &ToolDef| d.name == n);
-            let more: Vec<ToolDef> = ext.tools().into_iter().map(|t| t.def).filter(|d| !taken(&d.name)).collect();
+            let more: Vec<ToolDef> =
+                ext.tools().into_iter().map(|t| t.def).filter(|d| !taken(&d.name)).collect();
             defs.extend(more);
         }
         defs.sort_by(|a, b| a.name.cmp(&b.name));

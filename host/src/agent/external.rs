@@ -55,13 +55,22 @@ pub(super) fn costs(tools: &Toolbox<'_>) -> Vec<schemas::ToolCost> {
             name: t.name.clone(),
             plugin: p.info.name.clone(),
             builtin: p.info.origin == crate::runtime::registry::Origin::Builtin,
-            def: ToolDef { name: t.name.clone(), description: t.description.clone(), parameters: t.schema.clone() },
+            def: ToolDef {
+                name: t.name.clone(),
+                description: t.description.clone(),
+                parameters: t.schema.clone(),
+            },
         })
         .collect();
     if let Some(ext) = tools.external {
         for t in ext.tools() {
             if tools.registry.tool(&t.def.name).is_none() {
-                costs.push(schemas::ToolCost { name: t.def.name.clone(), plugin: t.group, builtin: false, def: t.def });
+                costs.push(schemas::ToolCost {
+                    name: t.def.name.clone(),
+                    plugin: t.group,
+                    builtin: false,
+                    def: t.def,
+                });
             }
         }
     }
@@ -89,7 +98,11 @@ impl Agent<'_> {
         self.small_defs = crate::context::small::compact(&all, 0);
         if self.prompt.terse {
             // Terse mode keeps its compact core set; the new tools are not offered.
-            self.hidden = all.iter().filter(|d| !self.defs.iter().any(|o| o.name == d.name)).map(|d| d.name.clone()).collect();
+            self.hidden = all
+                .iter()
+                .filter(|d| !self.defs.iter().any(|o| o.name == d.name))
+                .map(|d| d.name.clone())
+                .collect();
         } else {
             self.defs = all.iter().filter(|d| !hidden.contains(&d.name)).cloned().collect();
             self.hidden = hidden;

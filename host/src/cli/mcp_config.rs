@@ -84,7 +84,9 @@ pub fn run(args: McpArgs, global: &GlobalArgs) -> Result<i32, McpCliError> {
                 let list: Vec<_> = servers.iter().map(to_json).collect();
                 println!("{}", serde_json::json!({ "servers": list }));
             } else if servers.is_empty() {
-                println!("no MCP servers; add one with `corral mcp add NAME -- COMMAND ARGS...` or --url URL");
+                println!(
+                    "no MCP servers; add one with `corral mcp add NAME -- COMMAND ARGS...` or --url URL"
+                );
             } else {
                 for s in &servers {
                     let on = if s.enabled { "" } else { " (disabled)" };
@@ -188,7 +190,9 @@ fn reach(s: &ServerConfig) -> String {
 
 fn to_json(s: &ServerConfig) -> serde_json::Value {
     let (pin_key, pin) = match &s.transport {
-        Transport::Stdio { command, args, .. } => ("command_sha256", mcp_config::command_digest(command, args)),
+        Transport::Stdio { command, args, .. } => {
+            ("command_sha256", mcp_config::command_digest(command, args))
+        }
         Transport::Http { url, .. } => ("url", url.clone()),
     };
     let transport = match &s.transport {
@@ -258,7 +262,9 @@ fn new_table(
                 t["bearer_token_env_var"] = toml_edit::value(b);
             }
             if !env.is_empty() || network {
-                return Err(McpCliError::Usage("--env and --allow-network are for a stdio server (a command)".into()));
+                return Err(McpCliError::Usage(
+                    "--env and --allow-network are for a stdio server (a command)".into(),
+                ));
             }
         }
         (None, Some((program, args))) => {
@@ -282,13 +288,15 @@ fn new_table(
         }
         _ => {
             return Err(McpCliError::Usage(
-                "give the server's command after `--` (corral mcp add NAME -- COMMAND ARGS...) or --url URL".into(),
+                "give the server's command after `--` (corral mcp add NAME -- COMMAND ARGS...) or --url URL"
+                    .into(),
             ));
         }
     }
     Ok(t)
 }
 
+#[derive(Debug)]
 enum Edit {
     Parse(String),
     Other(String),
@@ -296,7 +304,8 @@ enum Edit {
 
 /// `text` with `[mcp_servers.<name>]` added; the rest of the file as it was.
 fn add_to(text: &str, name: &str, table: toml_edit::Table) -> Result<String, Edit> {
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| Edit::Parse(e.to_string()))?;
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|e: toml_edit::TomlError| Edit::Parse(e.to_string()))?;
     let servers = doc
         .entry(crate::config::keys::MCP_SERVERS)
         .or_insert_with(|| {
@@ -317,7 +326,8 @@ fn add_to(text: &str, name: &str, table: toml_edit::Table) -> Result<String, Edi
 
 /// `text` without `[mcp_servers.<name>]`; the rest of the file as it was.
 fn remove_from(text: &str, name: &str) -> Result<String, Edit> {
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| Edit::Parse(e.to_string()))?;
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|e: toml_edit::TomlError| Edit::Parse(e.to_string()))?;
     let removed = doc
         .get_mut(crate::config::keys::MCP_SERVERS)
         .and_then(|s| s.as_table_like_mut())
@@ -325,7 +335,8 @@ fn remove_from(text: &str, name: &str) -> Result<String, Edit> {
     if removed.is_none() {
         return Err(Edit::Other(format!("no MCP server named {name}")));
     }
-    if doc.get(crate::config::keys::MCP_SERVERS).and_then(|s| s.as_table_like()).is_some_and(|s| s.is_empty()) {
+    if doc.get(crate::config::keys::MCP_SERVERS).and_then(|s| s.as_table_like()).is_some_and(|s| s.is_empty())
+    {
         doc.remove(crate::config::keys::MCP_SERVERS);
     }
     Ok(doc.to_string())
@@ -351,7 +362,8 @@ pub async fn start_servers(env: &Env) -> Result<Option<Manager>, String> {
 /// What `/mcp` prints: each server's state and, when ready, its tools.
 pub fn status_text(mcp: Option<&Manager>) -> String {
     let Some(m) = mcp.filter(|m| !m.is_empty()) else {
-        return "no MCP servers are configured; add one with `corral mcp add` (see docs/mcp-client.md)\n".into();
+        return "no MCP servers are configured; add one with `corral mcp add` (see docs/mcp-client.md)\n"
+            .into();
     };
     let mut out = String::new();
     for (name, identity, status) in m.statuses() {
@@ -377,10 +389,14 @@ mod tests {
         assert!(added.starts_with(text), "{added}");
         assert!(added.contains("[mcp_servers.docs]\ncommand = \"node\"\nargs = [\"s.js\"]"), "{added}");
         let again = new_table(&Some("https://x".into()), None, &[], false, &[]).unwrap();
-        assert!(matches!(add_to(&added, "docs", again), Err(Edit::Other(e)) if e.contains("already configured")));
+        assert!(
+            matches!(add_to(&added, "docs", again), Err(Edit::Other(e)) if e.contains("already configured"))
+        );
         let removed = remove_from(&added, "docs").unwrap();
         assert_eq!(removed, text);
-        assert!(matches!(remove_from(text, "docs"), Err(Edit::Other(e)) if e.contains("no MCP server named docs")));
+        assert!(
+            matches!(remove_from(text, "docs"), Err(Edit::Other(e)) if e.contains("no MCP server named docs"))
+        );
         assert!(matches!(add_to("[x", "a", toml_edit::Table::new()), Err(Edit::Parse(_))));
     }
 }

@@ -173,7 +173,8 @@ pub fn parse_file(text: &str, path: &Path, base: &Path, source: Source) -> Resul
         if let Some(toml::Value::Table(servers)) = whole.get(keys::MCP_SERVERS) {
             for (name, t) in servers {
                 if let toml::Value::Table(table) = t {
-                    let entry = McpTable { table: table.clone(), source: source.clone(), base: base.to_path_buf() };
+                    let entry =
+                        McpTable { table: table.clone(), source: source.clone(), base: base.to_path_buf() };
                     mcp_servers.insert(name.clone(), entry);
                 }
             }
@@ -192,7 +193,10 @@ fn check_mcp_servers(body: &DeValue<'_>, start: usize) -> Result<(), (usize, Str
     for (name, table) in servers.iter() {
         let sname: &str = name.get_ref();
         let DeValue::Table(entries) = table.get_ref() else {
-            return Err((name.span().start, format!("{}.{sname} must be a table, {like}", keys::MCP_SERVERS)));
+            return Err((
+                name.span().start,
+                format!("{}.{sname} must be a table, {like}", keys::MCP_SERVERS),
+            ));
         };
         for (k, _) in entries.iter() {
             let kname: &str = k.get_ref();

@@ -90,7 +90,9 @@ pub fn plan(tools: &[ToolCost], window: Option<u64>) -> Plan {
         let (label, fix) = match plugin.strip_prefix(MCP_GROUP) {
             Some(server) => (
                 plugin.to_string(),
-                format!("list the tools you need in mcp_servers.{server}.enabled_tools, disable other servers"),
+                format!(
+                    "list the tools you need in mcp_servers.{server}.enabled_tools, disable other servers"
+                ),
             ),
             None => (format!("plugin {plugin}"), "disable other plugins (--disable-plugin)".to_string()),
         };

@@ -133,8 +133,12 @@ impl Manager {
             confine,
         });
         let manager = Manager { shared: shared.clone(), tasks: Mutex::new(Vec::new()) };
-        let starting: Vec<Arc<Server>> =
-            shared.servers.iter().filter(|s| matches!(lock(&s.state).as_deref(), Some(State::Starting))).cloned().collect();
+        let starting: Vec<Arc<Server>> = shared
+            .servers
+            .iter()
+            .filter(|s| matches!(lock(&s.state).as_deref(), Some(State::Starting)))
+            .cloned()
+            .collect();
         let (required, background): (Vec<_>, Vec<_>) = starting.into_iter().partition(|s| s.cfg.required);
         let mut tasks = Vec::new();
         for server in background {
@@ -143,7 +147,8 @@ impl Manager {
         if let Ok(mut t) = manager.tasks.lock() {
             t.extend(tasks);
         }
-        let waited = futures_util::future::join_all(required.iter().map(|s| start_one(shared.clone(), s.clone())));
+        let waited =
+            futures_util::future::join_all(required.iter().map(|s| start_one(shared.clone(), s.clone())));
         waited.await;
         for s in &required {
             if let Some(State::Failed(why)) = lock(&s.state).as_deref() {
@@ -161,7 +166,9 @@ impl Manager {
             .map(|s| {
                 let status = match lock(&s.state).as_deref() {
                     Some(State::Starting) | None => Status::Starting,
-                    Some(State::Ready(live)) => Status::Ready(live.tools.iter().map(|t| t.exposed.clone()).collect()),
+                    Some(State::Ready(live)) => {
+                        Status::Ready(live.tools.iter().map(|t| t.exposed.clone()).collect())
+                    }
                     Some(State::Failed(why)) => Status::Failed(why.clone()),
                     Some(State::Disabled) => Status::Disabled,
                 };
@@ -223,15 +230,18 @@ async fn start_one(shared: Arc<Shared>, server: Arc<Server>) {
     let limit = server.cfg.startup_timeout;
     let outcome = match tokio::time::timeout(limit, connect(&shared, &server.cfg)).await {
         Ok(r) => r,
-        Err(_) => Err(format!(
-            "it did not finish starting within {} s (startup_timeout_sec)",
-            limit.as_secs_f64()
-        )),
+        Err(_) => {
+            Err(format!("it did not finish starting within {} s (startup_timeout_sec)", limit.as_secs_f64()))
+        }
     };
     match outcome {
         Ok(live) => set(&shared, &server, State::Ready(Arc::new(live))),
         Err(why) => {
-            shared.session.log.push("host", "warn", &format!("MCP server {} failed to start: {why}", server.cfg.name));
+            shared.session.log.push(
+                "host",
+                "warn",
+                &format!("MCP server {} failed to start: {why}", server.cfg.name),
+            );
             set(&shared, &server, State::Failed(why));
         }
     }
@@ -241,30 +251,39 @@ async fn start_one(shared: Arc<Shared>, server: Arc<Server>) {
 async fn connect(shared: &Shared, cfg: &ServerConfig) -> Result<Live, String> {
     let (service, child) = match &cfg.transport {
         Transport::Stdio { command, args, env, cwd, network } => {
-            let launch =
-                client_stdio::Launch { command, args, env, cwd: cwd.as_deref(), network: *network };
+            let launch = client_stdio::Launch { command, args, env, cwd: cwd.as_deref(), network: *network };
             let (mut child, stdout, stdin) = client_stdio::spawn(&shared.session, &shared.confine, &launch)?;
             match ().serve((stdout, stdin)).await {
                 Ok(s) => (s, Some(child)),
                 Err(e) => {
                     let tail = child.stderr_tail();
                     let ended = child.exited().map(|s| format!(" (it exited: {s})")).unwrap_or_default();
-                    let said = if tail.is_empty() { String::new() } else { format!("; its stderr ends: {tail}") };
+                    let said =
+                        if tail.is_empty() { String::new() } else { format!("; its stderr ends: {tail}") };
                     return Err(format!("the MCP handshake failed: {}{ended}{said}", clean(&e.to_string())));
                 }
             }
         }
         Transport::Http { url, bearer_token_env_var, http_headers } => {
-            let s = super::client_http::connect(&shared.session, url, bearer_token_env_var.as_deref(), http_headers)
-                .await?;
+            let s = super::client_http::connect(
+                &shared.session,
+                url,
+                bearer_token_env_var.as_deref(),
+                http_headers,
+            )
+            .await?;
             (s, None)
         }
     };
-    let listed = service.list_all_tools().await.map_err(|e| format!("tools/list failed: {}", clean(&e.to_string())))?;
+    let listed = service
+        .list_all_tools()
+        .await
+        .map_err(|e| format!("tools/list failed: {}", clean(&e.to_string())))?;
     let kept: Vec<rmcp::model::Tool> = listed.into_iter().filter(|t| cfg.offers(&t.name)).collect();
     let remote: Vec<String> = kept.iter().map(|t| t.name.to_string()).collect();
     let names = {
-        let mut taken = shared.names.lock().map_err(|_| "internal error: the name table is unusable".to_string())?;
+        let mut taken =
+            shared.names.lock().map_err(|_| "internal error: the name table is unusable".to_string())?;
         let names = client_names::assign(&cfg.name, &remote, &taken);
         taken.extend(names.iter().cloned());
         names
@@ -330,13 +349,20 @@ impl Shared {
                 let ended = live.child.lock().ok().and_then(|mut c| c.as_mut().and_then(Child::exited));
                 if let Some(status) = ended {
                     let tail = live.child.lock().ok().and_then(|c| c.as_ref().map(Child::stderr_tail));
-                    why = format!("the server stopped ({status}){}", tail.filter(|t| !t.is_empty()).map(|t| format!("; its stderr ends: {t}")).unwrap_or_default());
+                    why = format!(
+                        "the server stopped ({status}){}",
+                        tail.filter(|t| !t.is_empty())
+                            .map(|t| format!("; its stderr ends: {t}"))
+                            .unwrap_or_default()
+                    );
                     set(self, &server, State::Failed(why.clone()));
                 } else if live.service.is_transport_closed() {
                     why = format!("the connection to the server closed ({why})");
                     set(self, &server, State::Failed(why.clone()));
                 }
-                fail(format!("error (mcp): {who} failed on {remote}: {why}. Its tools may be gone; carry on without them"))
+                fail(format!(
+                    "error (mcp): {who} failed on {remote}: {why}. Its tools may be gone; carry on without them"
+                ))
             }
             Ok(Ok(result)) => {
                 let text = client_result::text_of(&result);

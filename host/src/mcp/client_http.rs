@@ -10,7 +10,8 @@ use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::BoxedSseResponse;
 use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
+    StreamableHttpPostResponse,
 };
 use rmcp::{RoleClient, ServiceExt};
 use std::collections::{BTreeMap, HashMap};
@@ -88,12 +89,16 @@ impl StreamableHttpClient for Pinned {
         if !status.is_success() {
             let text = resp.text().await.unwrap_or_default();
             let text: String = crate::termtext::clean(&text).chars().take(300).collect();
-            return Err(StreamableHttpError::UnexpectedServerResponse(format!("HTTP {status}: {text}").into()));
+            return Err(StreamableHttpError::UnexpectedServerResponse(
+                format!("HTTP {status}: {text}").into(),
+            ));
         }
         let session = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
-        let kind = resp.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+        let kind =
+            resp.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
         if kind.starts_with("text/event-stream") {
-            let stream: BoxedSseResponse = sse_stream::SseStream::from_bytes_stream(resp.bytes_stream()).boxed();
+            let stream: BoxedSseResponse =
+                sse_stream::SseStream::from_bytes_stream(resp.bytes_stream()).boxed();
             return Ok(StreamableHttpPostResponse::Sse(stream, session));
         }
         if kind.starts_with("application/json") {
@@ -169,10 +174,14 @@ pub async fn connect(
         config.auth_header = Some(token);
     }
     for (k, v) in headers {
-        let name = HeaderName::from_bytes(k.as_bytes()).map_err(|_| format!("http_headers: invalid header name {k:?}"))?;
-        let value = HeaderValue::from_str(v).map_err(|_| format!("http_headers.{k}: invalid header value"))?;
+        let name = HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| format!("http_headers: invalid header name {k:?}"))?;
+        let value =
+            HeaderValue::from_str(v).map_err(|_| format!("http_headers.{k}: invalid header value"))?;
         config.custom_headers.insert(name, value);
     }
     let transport = StreamableHttpClientTransport::with_client(Pinned { client }, config);
-    ().serve(transport).await.map_err(|e| format!("the MCP handshake with {url} failed: {}", super::client::clean(&e.to_string())))
+    ().serve(transport)
+        .await
+        .map_err(|e| format!("the MCP handshake with {url} failed: {}", super::client::clean(&e.to_string())))
 }

@@ -66,7 +66,11 @@ mod tests {
         let names = assign("s", &tools, &BTreeSet::new());
         assert_eq!(names, ["s__a_b", "s__a_b_2", "s__c"]);
         let swapped = vec!["a/b".to_string(), "a.b".to_string()];
-        assert_eq!(assign("s", &swapped, &BTreeSet::new()), ["s__a_b_2", "s__a_b"], "same names either order");
+        assert_eq!(
+            assign("s", &swapped, &BTreeSet::new()),
+            ["s__a_b_2", "s__a_b"],
+            "same names either order"
+        );
         let taken: BTreeSet<String> = ["s__c".to_string()].into();
         assert_eq!(assign("s", &["c".to_string()], &taken), ["s__c_2"]);
     }

@@ -93,7 +93,8 @@ mod tests {
         .unwrap();
         assert_eq!(text_of(&r), "hello\n[image image/png not shown]\ninside");
         let s: CallToolResult =
-            serde_json::from_value(serde_json::json!({"content": [], "structuredContent": {"n": 1}})).unwrap();
+            serde_json::from_value(serde_json::json!({"content": [], "structuredContent": {"n": 1}}))
+                .unwrap();
         assert_eq!(text_of(&s), r#"{"n":1}"#);
     }
 

@@ -101,7 +101,14 @@ pub struct Launch<'a> {
 /// What the server may reach: the roots (writable ones writable, protected paths read-only),
 /// the system and toolchain folders and the person's `commands.read_paths`/`write_paths`, its
 /// program and working directory, its scratch folder; the network only when allowed.
-fn sandbox_spec(session: &Session, c: &Confinement, program: &Path, cwd: &Path, scratch: &Path, network: bool) -> Result<SandboxSpec, String> {
+fn sandbox_spec(
+    session: &Session,
+    c: &Confinement,
+    program: &Path,
+    cwd: &Path,
+    scratch: &Path,
+    network: bool,
+) -> Result<SandboxSpec, String> {
     let roots = session.roots.all();
     let mut spec = SandboxSpec {
         read: roots.iter().map(|r| r.path.clone()).chain(c.read.iter().cloned()).collect(),
@@ -122,7 +129,11 @@ fn sandbox_spec(session: &Session, c: &Confinement, program: &Path, cwd: &Path, 
 
 /// Starts the server under `confine` (built from the person's `[commands]` settings whether
 /// or not commands are enabled); returns it with the pipes the MCP session runs over.
-pub fn spawn(session: &Session, confine: &Confinement, l: &Launch<'_>) -> Result<(Child, ChildStdout, ChildStdin), String> {
+pub fn spawn(
+    session: &Session,
+    confine: &Confinement,
+    l: &Launch<'_>,
+) -> Result<(Child, ChildStdout, ChildStdin), String> {
     let program = resolve(l.command)?;
     let scratch = Scratch::create().map_err(|e| format!("cannot make the server's temp folder: {e}"))?;
     let workspace = session.roots.workspace().path.clone();
@@ -154,7 +165,9 @@ pub fn spawn(session: &Session, confine: &Confinement, l: &Launch<'_>) -> Result
         .kill_on_drop(true);
     // SAFETY: fchdir(2) is async-signal-safe; `fd` belongs to `dir`, open until spawn returns.
     unsafe {
-        cmd.pre_exec(move || if libc::fchdir(fd) == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) });
+        cmd.pre_exec(
+            move || if libc::fchdir(fd) == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) },
+        );
     }
     match &sandbox {
         Some(s) => {

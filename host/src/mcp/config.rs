@@ -93,7 +93,9 @@ fn map(t: &toml::Table, key: &str) -> Result<BTreeMap<String, String>, String> {
                     .ok_or_else(|| format!("{key}.{k} must be a string"))
             })
             .collect(),
-        Some(v) => Err(format!("{key} must be a table of strings like {{ NAME = \"value\" }}, not {}", v.type_str())),
+        Some(v) => {
+            Err(format!("{key} must be a table of strings like {{ NAME = \"value\" }}, not {}", v.type_str()))
+        }
     }
 }
 
@@ -113,7 +115,9 @@ fn seconds(t: &toml::Table, key: &str, default: Duration) -> Result<Duration, St
         Some(v) => return Err(format!("{key} must be a number of seconds, not {}", v.type_str())),
     };
     if !(secs > 0.0 && secs <= MAX_TIMEOUT_SECS) {
-        return Err(format!("{key} = {secs}: use a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}"));
+        return Err(format!(
+            "{key} = {secs}: use a number of seconds above 0 and at most {MAX_TIMEOUT_SECS}"
+        ));
     }
     Ok(Duration::from_secs_f64(secs))
 }
@@ -163,7 +167,9 @@ pub fn parse(name: &str, t: &McpTable) -> Result<ServerConfig, ConfigError> {
         }
         (Some(_), Some(_)) => return Err(bad("give either command (stdio) or url (HTTP), not both".into())),
         (None, None) => {
-            return Err(bad("give command = \"program\" (a stdio server) or url = \"https://...\" (HTTP)".into()));
+            return Err(bad(
+                "give command = \"program\" (a stdio server) or url = \"https://...\" (HTTP)".into()
+            ));
         }
     };
     Ok(ServerConfig {
@@ -199,7 +205,9 @@ impl ServerConfig {
     /// Who the server is, for the audit log and pins: `command sha256:<hex>` or `url <url>`.
     pub fn identity(&self) -> String {
         match &self.transport {
-            Transport::Stdio { command, args, .. } => format!("command sha256:{}", command_digest(command, args)),
+            Transport::Stdio { command, args, .. } => {
+                format!("command sha256:{}", command_digest(command, args))
+            }
             Transport::Http { url, .. } => format!("url {url}"),
         }
     }
@@ -264,15 +272,20 @@ mod tests {
 
     #[test]
     fn stdio_and_http_tables_are_read_with_codex_defaults() {
-        let c = parse("docs", &table("command = \"node\"\nargs = [\"s.js\"]\nenv = { A = \"1\" }\ncwd = \"w\"")).unwrap();
+        let c =
+            parse("docs", &table("command = \"node\"\nargs = [\"s.js\"]\nenv = { A = \"1\" }\ncwd = \"w\""))
+                .unwrap();
         let Transport::Stdio { command, args, env, cwd, network } = &c.transport else { panic!() };
         assert_eq!((command.as_str(), args.as_slice(), network), ("node", &["s.js".to_string()][..], &false));
         assert_eq!(env["A"], "1");
         assert_eq!(cwd.as_deref(), Some(std::path::Path::new("/u/w")));
         assert!(c.enabled && !c.required);
         assert_eq!((c.startup_timeout, c.tool_timeout), (STARTUP_TIMEOUT, TOOL_TIMEOUT));
-        let h = parse("web", &table("url = \"https://x.dev/mcp\"\nbearer_token_env_var = \"TOK\"\ntool_timeout_sec = 2.5"))
-            .unwrap();
+        let h = parse(
+            "web",
+            &table("url = \"https://x.dev/mcp\"\nbearer_token_env_var = \"TOK\"\ntool_timeout_sec = 2.5"),
+        )
+        .unwrap();
         assert_eq!(h.identity(), "url https://x.dev/mcp");
         assert_eq!(h.tool_timeout, Duration::from_millis(2500));
     }
@@ -294,7 +307,9 @@ mod tests {
 
     #[test]
     fn tool_filters_and_digests() {
-        let c = parse("s", &table("command = \"a\"\nenabled_tools = [\"x\", \"y\"]\ndisabled_tools = [\"y\"]")).unwrap();
+        let c =
+            parse("s", &table("command = \"a\"\nenabled_tools = [\"x\", \"y\"]\ndisabled_tools = [\"y\"]"))
+                .unwrap();
         assert!(c.offers("x") && !c.offers("y") && !c.offers("z"));
         assert_ne!(command_digest("a b", &[]), command_digest("a", &["b".into()]));
         assert_eq!(command_digest("a", &[]).len(), 64);
