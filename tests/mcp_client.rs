@@ -498,3 +498,16 @@ fn an_http_server_is_reached_only_when_the_person_allows_its_address() {
     let auth = std::fs::read_to_string(m.join("auth")).unwrap();
     assert!(auth.lines().all(|l| l == "Bearer sekrit-token-123"), "the token from the variable: {auth}");
 }
+
+#[test]
+fn slash_mcp_shows_each_servers_state_and_tools() {
+    let sb = Sandbox::new();
+    let servers =
+        fault(&sb, &[], "required = true") + "[mcp_servers.off]\ncommand = \"nothing\"\nenabled = false\n";
+    configure(&sb, &servers);
+    let server = ModelServer::start(Flavor::OpenAi, vec![]);
+    let shown = sb.repl(&server.url(), &[], &["/mcp", "/exit"]);
+    assert!(shown.contains("fault: ready (5 tools) [command sha256:"), "{shown}");
+    assert!(shown.contains("  fault__ok") && shown.contains("  fault__big"), "its tools are listed: {shown}");
+    assert!(shown.contains("off: disabled (enabled = false)"), "{shown}");
+}

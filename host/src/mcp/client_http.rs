@@ -159,10 +159,9 @@ pub async fn connect(
         .redirect(reqwest::redirect::Policy::none())
         .connect_timeout(Duration::from_secs(10))
         .user_agent(concat!("corral/", env!("CARGO_PKG_VERSION"), " (+mcp)"));
-    match &domain {
-        Some(d) => builder = builder.resolve_to_addrs(d, &addrs),
-        // An IP-literal URL: the address itself was checked.
-        None => {}
+    // An IP-literal URL has no name to pin: the address itself was checked.
+    if let Some(d) = &domain {
+        builder = builder.resolve_to_addrs(d, &addrs);
     }
     let client = builder.build().map_err(|e| format!("cannot set up the HTTP client: {e}"))?;
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
