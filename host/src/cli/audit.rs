@@ -232,19 +232,23 @@ impl Observer for Audit<'_> {
             Some(name) => (None, Some(json!({"name": name, "identity": sha}))),
             None => (sha, None),
         };
-        self.line(json!({
+        let mut line = json!({
             "type": "tool_call",
             "tool": call.name,
             "call_id": call.id,
             "plugin": o.plugin,
             "plugin_sha256": sha,
-            "mcp_server": mcp,
             "args_sha256": digest(call.arguments.as_bytes()),
             "outcome": if o.is_error { "error" } else { "ok" },
             "error_kind": if o.is_error { error_kind(&o.content) } else { None },
             "bytes": o.content.len(),
             "duration_ms": o.duration.as_secs_f64() * 1000.0,
-        }));
+        });
+        // Only an MCP call's line names a server, so plugin lines keep their shape.
+        if let (Some(server), Value::Object(map)) = (mcp, &mut line) {
+            map.insert("mcp_server".into(), server);
+        }
+        self.line(line);
         self.inner.tool_done(call, o);
     }
 
