@@ -244,6 +244,11 @@ fn a_crashed_server_is_an_error_its_tools_go_and_the_session_goes_on() {
     assert!(result.contains("going down"), "its stderr is quoted: {result}");
     assert!(!result.contains('\u{1b}'), "terminal escapes are removed from its text: {result:?}");
     assert!(tool_names(&reqs[1]).iter().all(|n| !n.starts_with("fault__")), "a dead server's tools go");
+    assert!(
+        run.stderr.contains("MCP server fault failed: the server stopped"),
+        "the person is told: {}",
+        run.stderr
+    );
     assert!(tool_results(&reqs[2])[1].contains("hello"), "the session went on: {:?}", tool_results(&reqs[2]));
 }
 

@@ -39,6 +39,10 @@ pub trait ExternalTools: Send + Sync {
     fn has(&self, name: &str) -> bool;
     /// Runs `name` with `args` (a JSON object). Never fails: problems are error results.
     fn call<'a>(&'a self, name: &'a str, args: serde_json::Value) -> CallFuture<'a>;
+    /// What the person should be told since the last time (a server that failed), once.
+    fn take_notices(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 use super::{Agent, Observer, Toolbox};
@@ -87,6 +91,9 @@ impl Agent<'_> {
             return;
         }
         self.external_generation = generation;
+        for n in ext.take_notices() {
+            obs.notice(&n);
+        }
         let costs = costs(&self.tools);
         let all = self.tools.defs();
         let plan = schemas::plan(&costs, self.cfg.window);

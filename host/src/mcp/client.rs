@@ -92,6 +92,8 @@ struct Shared {
     session: Arc<Session>,
     /// The command sandbox's settings, for stdio servers.
     confine: Confinement,
+    /// Failures not yet shown to the person.
+    notices: Mutex<Vec<String>>,
 }
 
 /// The session's MCP servers. Dropping it stops them all.
@@ -131,6 +133,7 @@ impl Manager {
             names: Mutex::new(BTreeSet::new()),
             session,
             confine,
+            notices: Mutex::new(Vec::new()),
         });
         let manager = Manager { shared: shared.clone(), tasks: Mutex::new(Vec::new()) };
         let starting: Vec<Arc<Server>> = shared
@@ -219,6 +222,14 @@ fn lock<T>(m: &Mutex<T>) -> Option<std::sync::MutexGuard<'_, T>> {
 }
 
 fn set(shared: &Shared, server: &Server, state: State) {
+    if let State::Failed(why) = &state
+        && let Ok(mut n) = shared.notices.lock()
+    {
+        n.push(format!(
+            "MCP server {} failed: {why}; its tools are not offered (/mcp shows the servers)",
+            server.cfg.name
+        ));
+    }
     if let Ok(mut st) = server.state.lock() {
         *st = state;
     }
@@ -402,5 +413,9 @@ impl ExternalTools for Manager {
 
     fn call<'a>(&'a self, name: &'a str, args: serde_json::Value) -> CallFuture<'a> {
         Box::pin(self.shared.call(name, args))
+    }
+
+    fn take_notices(&self) -> Vec<String> {
+        self.shared.notices.lock().map(|mut n| std::mem::take(&mut *n)).unwrap_or_default()
     }
 }
