@@ -316,6 +316,28 @@ async fn connect(shared: &Shared, cfg: &ServerConfig) -> Result<Live, String> {
     Ok(Live { service, tools, child: Mutex::new(child) })
 }
 
+/// How a stdio server whose connection failed ended: its pipes close a moment before the
+/// kernel reports the exit, so this waits up to a second for it, then for its last stderr.
+async fn exit_of(live: &Live) -> Option<String> {
+    let poll = || live.child.lock().ok().map(|mut c| c.as_mut().map(Child::exited));
+    let mut status = None;
+    for _ in 0..40 {
+        match poll() {
+            Some(Some(Some(s))) => {
+                status = Some(s);
+                break;
+            }
+            Some(Some(None)) => tokio::time::sleep(Duration::from_millis(25)).await,
+            _ => return None,
+        }
+    }
+    let reader = live.child.lock().ok().and_then(|mut c| c.as_mut().and_then(Child::take_reader));
+    if let (Some(_), Some(r)) = (&status, reader) {
+        let _ = tokio::time::timeout(Duration::from_millis(500), r).await;
+    }
+    status
+}
+
 /// A server's text made safe for the terminal and the model: control sequences removed.
 pub(super) fn clean(text: &str) -> String {
     crate::termtext::clean(text)
@@ -357,7 +379,7 @@ impl Shared {
             )),
             Ok(Err(e)) => {
                 let mut why = clean(&e.to_string());
-                let ended = live.child.lock().ok().and_then(|mut c| c.as_mut().and_then(Child::exited));
+                let ended = exit_of(&live).await;
                 if let Some(status) = ended {
                     let tail = live.child.lock().ok().and_then(|c| c.as_ref().map(Child::stderr_tail));
                     why = format!(

@@ -24,6 +24,8 @@ pub struct Child {
     pgid: Option<i32>,
     child: tokio::process::Child,
     stderr: Arc<Mutex<Vec<u8>>>,
+    /// The task reading stderr; it ends when the process's stderr closes.
+    reader: Option<tokio::task::JoinHandle<()>>,
     _scratch: Scratch,
 }
 
@@ -33,6 +35,11 @@ impl Child {
         let bytes = self.stderr.lock().map(|b| b.clone()).unwrap_or_default();
         let text = crate::termtext::clean(&String::from_utf8_lossy(&bytes));
         text.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The stderr reader, to wait for the last of what a dead server wrote.
+    pub fn take_reader(&mut self) -> Option<tokio::task::JoinHandle<()>> {
+        self.reader.take()
     }
 
     /// Whether the process has ended (and how), without waiting.
@@ -201,9 +208,10 @@ pub fn spawn(
     drop((sandbox, dir));
     let pgid = child.id().and_then(|id| i32::try_from(id).ok());
     let stderr = Arc::new(Mutex::new(Vec::new()));
+    let mut reader = None;
     if let Some(mut err) = child.stderr.take() {
         let keep = stderr.clone();
-        tokio::spawn(async move {
+        reader = Some(tokio::spawn(async move {
             let mut buf = vec![0u8; 4096];
             while let Ok(n) = err.read(&mut buf).await {
                 if n == 0 {
@@ -214,10 +222,10 @@ pub fn spawn(
                 let over = k.len().saturating_sub(STDERR_KEEP);
                 k.drain(..over);
             }
-        });
+        }));
     }
     let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
         return Err("the server's pipes were not opened".into());
     };
-    Ok((Child { pgid, child, stderr, _scratch: scratch }, stdout, stdin))
+    Ok((Child { pgid, child, stderr, reader, _scratch: scratch }, stdout, stdin))
 }
