@@ -11,6 +11,7 @@ mod firstrun;
 mod jsonout;
 mod markdown;
 mod mcp_config;
+mod mcp_config_edit;
 mod plugin;
 mod render;
 mod repl;

@@ -6,13 +6,12 @@
 //! server that is not ready when the model is first called joins for a later turn (the loop
 //! sees the generation change). A call that outlives `tool_timeout_sec` is an error result; a
 //! server that dies is `Failed` and its tools go from the next request. Everything a server
-//! sends is untrusted: its texts are cleaned and long results saved to a scratch file.
+//! sends is untrusted: its texts are cleaned and long results saved to a scratch file
+//! (`client_call.rs`).
 
 use super::client_names;
-use super::client_result;
 use super::client_stdio::{self, Child};
 use super::config::{ServerConfig, Transport};
-use crate::agent::external::{CallFuture, ExternalResult, ExternalTool, ExternalTools};
 use crate::capabilities::Session;
 use crate::capabilities::process::confine::Confinement;
 use crate::config::Policy;
@@ -22,7 +21,6 @@ use rmcp::{RoleClient, ServiceExt};
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 /// What `/mcp` and `corral mcp list` show of a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,48 +55,48 @@ pub struct StartError {
 }
 
 /// One offered tool.
-struct Offered {
-    exposed: String,
-    remote: String,
-    def: ToolDef,
-    read_only: bool,
+pub(super) struct Offered {
+    pub(super) exposed: String,
+    pub(super) remote: String,
+    pub(super) def: ToolDef,
+    pub(super) read_only: bool,
 }
 
 /// A server that answered `initialize` and `tools/list`.
-struct Live {
-    service: RunningService<RoleClient, ()>,
-    tools: Vec<Offered>,
+pub(super) struct Live {
+    pub(super) service: RunningService<RoleClient, ()>,
+    pub(super) tools: Vec<Offered>,
     /// The process of a stdio server (killed with its group when dropped).
-    child: Mutex<Option<Child>>,
+    pub(super) child: Mutex<Option<Child>>,
 }
 
-enum State {
+pub(super) enum State {
     Starting,
     Ready(Arc<Live>),
     Failed(String),
     Disabled,
 }
 
-struct Server {
-    cfg: ServerConfig,
-    state: Mutex<State>,
+pub(super) struct Server {
+    pub(super) cfg: ServerConfig,
+    pub(super) state: Mutex<State>,
 }
 
-struct Shared {
-    servers: Vec<Arc<Server>>,
-    generation: AtomicU64,
+pub(super) struct Shared {
+    pub(super) servers: Vec<Arc<Server>>,
+    pub(super) generation: AtomicU64,
     /// Every name handed out, so servers that start later never take one.
-    names: Mutex<BTreeSet<String>>,
-    session: Arc<Session>,
+    pub(super) names: Mutex<BTreeSet<String>>,
+    pub(super) session: Arc<Session>,
     /// The command sandbox's settings, for stdio servers.
-    confine: Confinement,
+    pub(super) confine: Confinement,
     /// Failures not yet shown to the person.
-    notices: Mutex<Vec<String>>,
+    pub(super) notices: Mutex<Vec<String>>,
 }
 
 /// The session's MCP servers. Dropping it stops them all.
 pub struct Manager {
-    shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
@@ -217,11 +215,11 @@ impl Drop for Manager {
 }
 
 /// The state behind `m`, or `None` when a panic poisoned it (treated as not ready).
-fn lock<T>(m: &Mutex<T>) -> Option<std::sync::MutexGuard<'_, T>> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> Option<std::sync::MutexGuard<'_, T>> {
     m.lock().ok()
 }
 
-fn set(shared: &Shared, server: &Server, state: State) {
+pub(super) fn set(shared: &Shared, server: &Server, state: State) {
     if let State::Failed(why) = &state
         && let Ok(mut n) = shared.notices.lock()
     {
@@ -316,128 +314,7 @@ async fn connect(shared: &Shared, cfg: &ServerConfig) -> Result<Live, String> {
     Ok(Live { service, tools, child: Mutex::new(child) })
 }
 
-/// How a stdio server whose connection failed ended: its pipes close a moment before the
-/// kernel reports the exit, so this waits up to a second for it, then for its last stderr.
-async fn exit_of(live: &Live) -> Option<String> {
-    let poll = || live.child.lock().ok().map(|mut c| c.as_mut().map(Child::exited));
-    let mut status = None;
-    for _ in 0..40 {
-        match poll() {
-            Some(Some(Some(s))) => {
-                status = Some(s);
-                break;
-            }
-            Some(Some(None)) => tokio::time::sleep(Duration::from_millis(25)).await,
-            _ => return None,
-        }
-    }
-    let reader = live.child.lock().ok().and_then(|mut c| c.as_mut().and_then(Child::take_reader));
-    if let (Some(_), Some(r)) = (&status, reader) {
-        let _ = tokio::time::timeout(Duration::from_millis(500), r).await;
-    }
-    status
-}
-
 /// A server's text made safe for the terminal and the model: control sequences removed.
 pub(super) fn clean(text: &str) -> String {
     crate::termtext::clean(text)
-}
-
-impl Shared {
-    /// The ready server offering `name`, with the tool's name on that server.
-    fn find(&self, name: &str) -> Option<(Arc<Server>, Arc<Live>, String)> {
-        self.servers.iter().find_map(|s| {
-            let st = lock(&s.state)?;
-            let State::Ready(live) = &*st else { return None };
-            let t = live.tools.iter().find(|t| t.exposed == name)?;
-            Some((s.clone(), live.clone(), t.remote.clone()))
-        })
-    }
-
-    async fn call(&self, name: &str, args: serde_json::Value) -> ExternalResult {
-        let Some((server, live, remote)) = self.find(name) else {
-            return ExternalResult {
-                content: format!("error (not-found): the MCP tool {name} is not available any more"),
-                is_error: true,
-                source: "mcp".into(),
-            };
-        };
-        let source = format!("mcp:{}", server.cfg.name);
-        let fail = |content: String| ExternalResult { content, is_error: true, source: source.clone() };
-        let serde_json::Value::Object(map) = args else {
-            return fail("error (invalid-args): the arguments must be a JSON object".into());
-        };
-        let mut params = rmcp::model::CallToolRequestParams::new(remote.clone());
-        params.arguments = Some(map);
-        let limit: Duration = server.cfg.tool_timeout;
-        let who = format!("MCP server {}", server.cfg.name);
-        match tokio::time::timeout(limit, live.service.call_tool(params)).await {
-            Err(_) => fail(format!(
-                "error (timeout): {who} did not answer {remote} within {} s (tool_timeout_sec); the call was \
-                 abandoned. Try another way, or ask the person to raise tool_timeout_sec",
-                limit.as_secs_f64()
-            )),
-            Ok(Err(e)) => {
-                let mut why = clean(&e.to_string());
-                let ended = exit_of(&live).await;
-                if let Some(status) = ended {
-                    let tail = live.child.lock().ok().and_then(|c| c.as_ref().map(Child::stderr_tail));
-                    why = format!(
-                        "the server stopped ({status}){}",
-                        tail.filter(|t| !t.is_empty())
-                            .map(|t| format!("; its stderr ends: {t}"))
-                            .unwrap_or_default()
-                    );
-                    set(self, &server, State::Failed(why.clone()));
-                } else if live.service.is_transport_closed() {
-                    why = format!("the connection to the server closed ({why})");
-                    set(self, &server, State::Failed(why.clone()));
-                }
-                fail(format!(
-                    "error (mcp): {who} failed on {remote}: {why}. Its tools may be gone; carry on without them"
-                ))
-            }
-            Ok(Ok(result)) => {
-                let text = client_result::text_of(&result);
-                let is_error = result.is_error.unwrap_or(false);
-                let text = if is_error { format!("error (tool): {who}: {}", clean(&text)) } else { text };
-                let ws = &self.session.roots.workspace().dir;
-                ExternalResult { content: client_result::fit(ws, &text), is_error, source }
-            }
-        }
-    }
-}
-
-impl ExternalTools for Manager {
-    fn tools(&self) -> Vec<ExternalTool> {
-        let mut out = Vec::new();
-        for s in &self.shared.servers {
-            let Some(st) = lock(&s.state) else { continue };
-            if let State::Ready(live) = &*st {
-                let group = format!("{}{}", crate::context::schemas::MCP_GROUP, s.cfg.name);
-                out.extend(live.tools.iter().map(|t| ExternalTool {
-                    def: t.def.clone(),
-                    group: group.clone(),
-                    read_only: t.read_only,
-                }));
-            }
-        }
-        out
-    }
-
-    fn generation(&self) -> u64 {
-        self.shared.generation.load(Ordering::SeqCst)
-    }
-
-    fn has(&self, name: &str) -> bool {
-        self.shared.find(name).is_some()
-    }
-
-    fn call<'a>(&'a self, name: &'a str, args: serde_json::Value) -> CallFuture<'a> {
-        Box::pin(self.shared.call(name, args))
-    }
-
-    fn take_notices(&self) -> Vec<String> {
-        self.shared.notices.lock().map(|mut n| std::mem::take(&mut *n)).unwrap_or_default()
-    }
 }

@@ -2,6 +2,7 @@
 //! `[mcp_servers]` settings in `config`).
 
 pub mod client;
+mod client_call;
 mod client_http;
 pub mod client_names;
 mod client_result;
