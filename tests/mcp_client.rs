@@ -507,12 +507,13 @@ fn an_http_server_is_reached_only_when_the_person_allows_its_address() {
 #[test]
 fn slash_mcp_shows_each_servers_state_and_tools() {
     let sb = Sandbox::new();
-    let servers =
-        fault(&sb, &[], "required = true") + "[mcp_servers.off]\ncommand = \"nothing\"\nenabled = false\n";
+    let servers = fault(&sb, &[], "required = true\ndisabled_tools = [\"hang\"]")
+        + "[mcp_servers.off]\ncommand = \"nothing\"\nenabled = false\n";
     configure(&sb, &servers);
     let server = ModelServer::start(Flavor::OpenAi, vec![]);
     let shown = sb.repl(&server.url(), &[], &["/mcp", "/exit"]);
-    assert!(shown.contains("fault: ready (5 tools) [command sha256:"), "{shown}");
+    assert!(shown.contains("fault: ready (4 tools) [command sha256:"), "{shown}");
+    assert!(!shown.contains("fault__hang"), "disabled_tools are not offered: {shown}");
     assert!(shown.contains("  fault__ok") && shown.contains("  fault__big"), "its tools are listed: {shown}");
     assert!(shown.contains("off: disabled (enabled = false)"), "{shown}");
 }
