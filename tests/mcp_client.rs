@@ -499,7 +499,11 @@ fn an_http_server_is_reached_only_when_the_person_allows_its_address() {
     let args = ["--base-url", url.as_str(), "--model", "m", "--no-stream", "go"];
     let run = sb.run_with_env(&args, &token);
     assert_eq!(run.code, 0, "{}", fail(&run));
-    assert_eq!(tool_results(&server.requests()[1]), ["fault server ok"]);
+    assert_eq!(
+        tool_results(&server.requests()[1]),
+        ["fault server ok (sse)"],
+        "the answer came as a server-sent event"
+    );
     let auth = std::fs::read_to_string(m.join("auth")).unwrap();
     assert!(auth.lines().all(|l| l == "Bearer sekrit-token-123"), "the token from the variable: {auth}");
 }

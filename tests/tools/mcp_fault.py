@@ -79,8 +79,8 @@ def handle(msg):
 
 
 def serve_http():
-    """Streamable HTTP on 127.0.0.1 (a free port, written to MARKER_DIR/port): JSON answers,
-    202 for notifications; each request's Authorization header is appended to MARKER_DIR/auth."""
+    """Streamable HTTP on 127.0.0.1 (a free port, written to MARKER_DIR/port): JSON answers
+    (the ok tool's as a server-sent event), 202 for notifications; each request's Authorization header is appended to MARKER_DIR/auth."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Handler(BaseHTTPRequestHandler):
@@ -88,7 +88,18 @@ def serve_http():
             body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
             with open(os.path.join(marker_dir, "auth"), "a") as f:
                 f.write(self.headers.get("Authorization", "") + "\n")
-            reply = handle(json.loads(body))
+            msg = json.loads(body)
+            reply = handle(msg)
+            if msg.get("method") == "tools/call" and msg["params"]["name"] == "ok":
+                # As the TypeScript SDK does by default: the answer as a server-sent event.
+                reply["result"]["content"][0]["text"] = "fault server ok (sse)"
+                data = ("event: message\ndata: " + json.dumps(reply) + "\n\n").encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
             if reply is None:
                 self.send_response(202)
                 self.end_headers()
