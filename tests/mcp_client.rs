@@ -505,6 +505,7 @@ fn an_http_server_is_reached_only_when_the_person_allows_its_address() {
         "the answer came as a server-sent event"
     );
     let auth = std::fs::read_to_string(m.join("auth")).unwrap();
+    assert!(auth.lines().count() >= 3, "initialize, initialized, tools/list, the call: {auth}");
     assert!(auth.lines().all(|l| l == "Bearer sekrit-token-123"), "the token from the variable: {auth}");
 }
 
