@@ -145,6 +145,7 @@ fn exec_under_a_policy_writes_every_call_to_the_audit_log() {
         [
             "commands",
             "corral_version",
+            "mcp_servers",
             "model",
             "network",
             "plugins",
@@ -157,6 +158,7 @@ fn exec_under_a_policy_writes_every_call_to_the_audit_log() {
         ]
     );
     assert_eq!(start["skills"], json!([]), "the policy pins no skill");
+    assert_eq!(start["mcp_servers"], json!([]), "no MCP server is configured");
     assert_eq!(start["corral_version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(start["model"], "test-model");
     assert_eq!(start["task_sha256"], sha256_hex(b"audit this task"));

@@ -152,7 +152,8 @@ fn alternatives(block: &str) -> Vec<String> {
 
 /// Whether a TOML example is a policy file (it pins plugins or sets `[bounds]`).
 fn is_policy(toml: &str) -> bool {
-    toml.contains("[bounds]") || toml.lines().any(|l| l.trim_start().starts_with("sha256"))
+    toml.contains("[bounds]")
+        || toml.lines().any(|l| l.split('=').next().is_some_and(|key| key.trim().ends_with("sha256")))
 }
 
 fn check_settings(sb: &Sandbox, doc: &Path, at: usize, toml: &str) -> Option<String> {

@@ -17,6 +17,7 @@ mod examples;
 mod faults;
 mod grants;
 mod llm;
+mod mcp_client;
 mod mcp_serve;
 mod providers;
 mod sandbox;

@@ -23,10 +23,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "mcp",
         ],
     ),
+    // The MCP client sits beside cli's wiring: it offers tools to the loop through
+    // `agent::external` and runs servers through the capabilities.
+    ("mcp", &["config", "agent", "llm", "context", "runtime", "capabilities", "redact", "termtext", "paths"]),
     ("trust", &["config", "runtime", "capabilities", "redact", "paths"]),
     ("config", &["runtime", "capabilities", "redact", "paths"]),
-    // mcp serves the agent's tools through its dispatch; it knows nothing of the command line.
-    ("mcp", &["agent", "context", "llm", "runtime", "capabilities", "redact", "paths"]),
     ("agent", &["context", "llm", "runtime", "capabilities", "redact", "wit", "paths"]),
     ("authoring", &["runtime", "capabilities", "wit", "builtins", "paths"]),
     ("context", &["llm", "capabilities", "redact", "paths"]),

@@ -21,6 +21,8 @@ pub struct Toolbox<'a> {
     pub skills: &'a SkillSet,
     pub session: &'a Arc<Session>,
     pub limits: Limits,
+    /// Tools from outside the registry (other MCP servers), when there are any.
+    pub external: Option<&'a dyn super::external::ExternalTools>,
 }
 
 /// A file a tool changed, for display.
@@ -117,8 +119,15 @@ impl Toolbox<'_> {
             .collect();
         if self.offers_skills() {
             defs.push(use_skill::def(self.skills));
-            defs.sort_by(|a, b| a.name.cmp(&b.name));
         }
+        if let Some(ext) = self.external {
+            // A plugin's tool keeps its name: an external one never shadows it.
+            let taken = |n: &str| defs.iter().any(|d: &ToolDef| d.name == n);
+            let more: Vec<ToolDef> =
+                ext.tools().into_iter().map(|t| t.def).filter(|d| !taken(&d.name)).collect();
+            defs.extend(more);
+        }
+        defs.sort_by(|a, b| a.name.cmp(&b.name));
         defs
     }
 
@@ -130,6 +139,8 @@ impl Toolbox<'_> {
     /// Whether `name` is a tool that never changes anything.
     pub fn is_read_only(&self, name: &str) -> bool {
         self.registry.tool(name).is_some_and(|(t, _)| t.read_only)
+            || self.registry.tool(name).is_none()
+                && self.external.is_some_and(|e| e.tools().iter().any(|t| t.def.name == name && t.read_only))
     }
 
     /// Runs one call. Never fails: every problem becomes an error message for the model.
@@ -139,6 +150,9 @@ impl Toolbox<'_> {
             return use_skill::call(self.skills, ctx, &call.arguments).await;
         }
         let Some((spec, plugin)) = self.registry.tool(&call.name) else {
+            if let Some(ext) = self.external.filter(|e| e.has(&call.name)) {
+                return external_call(ext, call).await;
+            }
             return CallOutcome::refused(self.unknown_tool(&call.name));
         };
         let args = match parse_arguments(&call.arguments) {
@@ -209,6 +223,24 @@ impl Toolbox<'_> {
         let p = args.get("file_path")?.as_str()?;
         let loc = self.session.roots.resolve(p, true).ok()?;
         Some((self.session.roots.display(&loc), self.session.roots.absolute(&loc)))
+    }
+}
+
+/// Runs a call of a tool from outside the registry (an MCP server's).
+async fn external_call(ext: &dyn super::external::ExternalTools, call: &ToolCall) -> CallOutcome {
+    let args = match parse_arguments(&call.arguments) {
+        Ok(a) => a,
+        Err(e) => return CallOutcome::refused(format!("error (invalid-args): {e}")),
+    };
+    let started = Instant::now();
+    let r = ext.call(&call.name, args).await;
+    CallOutcome {
+        content: r.content,
+        is_error: r.is_error,
+        plugin: Some(r.source),
+        duration: started.elapsed(),
+        change: None,
+        images: Vec::new(),
     }
 }
 

@@ -4,6 +4,7 @@
 mod batch;
 mod derive;
 pub mod dispatch;
+pub mod external;
 pub mod history;
 pub mod images;
 mod manage;
@@ -17,6 +18,7 @@ mod window;
 /// The system prompt and continue-here notes moved to `context`; kept here for old paths.
 pub use crate::context::{prompt, resume};
 pub use dispatch::{CallOutcome, FileChange, Toolbox};
+pub use external::{ExternalResult, ExternalTool, ExternalTools};
 pub use manage::ContextStatus;
 pub use observer::{Compaction, CompactionKind, Interrupt, Observer, Quiet, SummaryCall};
 pub use outcome::{Outcome, Stats, TaskResult};
@@ -73,6 +75,8 @@ pub struct Agent<'a> {
     builtin_cost: u64,
     /// Warnings from start-up for the person (the tool-schema budget).
     notes: Vec<String>,
+    /// The external tools' generation the catalogue was planned for.
+    external_generation: u64,
     prompt: StaticParts,
     cfg: AgentConfig,
     transcript: Transcript,
@@ -140,20 +144,8 @@ impl<'a> Agent<'a> {
         if cfg.window.is_some() {
             tokens::warm_up();
         }
-        let costs: Vec<schemas::ToolCost> = tools
-            .registry
-            .tools()
-            .map(|(t, p)| schemas::ToolCost {
-                name: t.name.clone(),
-                plugin: p.info.name.clone(),
-                builtin: p.info.origin == crate::runtime::registry::Origin::Builtin,
-                def: ToolDef {
-                    name: t.name.clone(),
-                    description: t.description.clone(),
-                    parameters: t.schema.clone(),
-                },
-            })
-            .collect();
+        let costs = external::costs(&tools);
+        let external_generation = tools.external.map_or(0, |e| e.generation());
         let budget = Budget::new(cfg.window, cfg.max_output_tokens);
         let all = tools.defs();
         let small_defs = small::compact(&all, 0);
@@ -176,6 +168,7 @@ impl<'a> Agent<'a> {
             all_defs: all,
             builtin_cost,
             notes: plan.notes,
+            external_generation,
             prompt,
             budget,
             transcript: Transcript::new(llm.replays_reasoning()),
@@ -312,6 +305,7 @@ impl<'a> Agent<'a> {
                 return (Outcome::Interrupted, last_text, None);
             }
             self.remind_todo();
+            self.refresh_external(obs);
             stats.turns += 1;
             if let Err((o, e)) = self.checkpoint_if_due(stats, obs).await {
                 return (o, last_text, e);

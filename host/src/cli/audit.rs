@@ -65,6 +65,8 @@ pub struct Header {
     pub plugins: Vec<Value>,
     /// One object per skill: name, kind, sha256 (what a policy pins).
     pub skills: Vec<Value>,
+    /// One object per MCP server: name, identity (`command sha256:...` or `url ...`).
+    pub mcp_servers: Vec<Value>,
 }
 
 /// Forwards every event to `inner` and records the auditable ones.
@@ -95,7 +97,13 @@ pub fn write_line(file: &mut File, mut v: Value) -> std::io::Result<()> {
 
 /// The line of one tool call; `sha` is its plugin's (or skill's) sha256.
 pub fn tool_call_line(call: &ToolCall, o: &CallOutcome, sha: Option<&str>) -> Value {
-    json!({
+    // An MCP server's tool: the server and its identity instead of a component digest.
+    let mcp = o.plugin.as_deref().and_then(|p| p.strip_prefix("mcp:"));
+    let (sha, mcp) = match mcp {
+        Some(name) => (None, Some(json!({"name": name, "identity": sha}))),
+        None => (sha, None),
+    };
+    let mut line = json!({
         "type": "tool_call",
         "tool": call.name,
         "call_id": call.id,
@@ -106,7 +114,12 @@ pub fn tool_call_line(call: &ToolCall, o: &CallOutcome, sha: Option<&str>) -> Va
         "error_kind": if o.is_error { error_kind(&o.content) } else { None },
         "bytes": o.content.len(),
         "duration_ms": o.duration.as_secs_f64() * 1000.0,
-    })
+    });
+    // Only an MCP call's line names a server, so plugin lines keep their shape.
+    if let (Some(server), Value::Object(map)) = (mcp, &mut line) {
+        map.insert("mcp_server".into(), server);
+    }
+    line
 }
 
 /// The hex sha256 of `bytes`.
@@ -144,6 +157,7 @@ impl<'a> Audit<'a> {
             "commands": header.commands,
             "plugins": header.plugins,
             "skills": header.skills,
+            "mcp_servers": header.mcp_servers,
         }));
         if let Some(e) = a.failed.take() {
             return Err(std::io::Error::other(e));

@@ -21,6 +21,11 @@ pub async fn run(command: McpCommand, g: &GlobalArgs) -> i32 {
                 2
             }
         },
+        McpCommand::Servers(command) => super::mcp_config::run(super::mcp_config::McpArgs { command }, g)
+            .unwrap_or_else(|e| {
+                eprintln!("error: {}", crate::redact::text(&e.to_string()));
+                2
+            }),
     }
 }
 

@@ -12,6 +12,8 @@ mod firstrun;
 mod jsonout;
 mod markdown;
 mod mcp;
+mod mcp_config;
+mod mcp_config_edit;
 mod plugin;
 mod render;
 mod repl;
@@ -368,7 +370,8 @@ pub enum Command {
     Setup,
     /// Write a commented corral.toml for this project (it never overwrites one)
     Init,
-    /// Offer this workspace's tools to MCP clients (Claude Code, Codex, Zed, Cursor, ...); see docs/mcp.md
+    /// MCP both ways: serve this workspace's tools to MCP clients (Claude Code, Codex, Zed,
+    /// Cursor, ...), and list, show, add or remove the MCP servers whose tools corral uses; see docs/mcp.md
     #[command(help_template = SUB_HELP)]
     Mcp(McpArgs),
     /// Run one task unattended for CI: never prompt, no network for plugins unless granted,
@@ -395,6 +398,8 @@ pub enum McpCommand {
     /// untrusted project's plugins and skills are not served; `question` and `snapshot` never are.
     #[command(help_template = SUB_HELP)]
     Serve(ServeArgs),
+    #[command(flatten)]
+    Servers(mcp_config::McpCommand),
 }
 
 #[derive(Debug, Args)]

@@ -16,6 +16,7 @@ Type a task and press Enter. While the agent works, Ctrl-C stops the current tur
   /help             this help
   /status           model, context used and budget, compactions, snapshot, todo items
   /tools            the tools the model can use
+  /mcp              MCP servers: starting, ready (with their tools) or failed, and why
   /compact [--drop] shrink old tool results; --drop also summarises low-importance turns
   /save [label]     set a snapshot checkpoint here
   /restore          summarise everything since the checkpoint (or your last message) and collapse it
@@ -31,6 +32,7 @@ pub enum Input<'a> {
     Help,
     Status,
     Tools,
+    Mcp,
     Clear,
     /// /compact, with --drop.
     Compact(bool),
@@ -63,6 +65,7 @@ pub fn parse(line: &str) -> Input<'_> {
         "/help" | "/?" => Input::Help,
         "/status" => Input::Status,
         "/tools" => Input::Tools,
+        "/mcp" => Input::Mcp,
         "/clear" | "/new" => Input::Clear,
         "/exit" | "/quit" => Input::Exit,
         other => Input::Unknown(other),
@@ -74,7 +77,13 @@ fn history_path() -> Option<std::path::PathBuf> {
 }
 
 /// Runs the session until /exit or end of input. Returns the exit code (0).
-pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style) -> i32 {
+pub async fn run(
+    agent: &mut Agent<'_>,
+    env: &Env,
+    client: &Client,
+    style: Style,
+    mcp: Option<&crate::mcp::client::Manager>,
+) -> i32 {
     let mut editor = match rustyline::Editor::<super::slash::SlashHelper, DefaultHistory>::new() {
         Ok(mut e) => {
             e.set_helper(Some(super::slash::SlashHelper));
@@ -116,6 +125,7 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
             Input::Empty => {}
             Input::Exit => break,
             Input::Help => eprintln!("{HELP}"),
+            Input::Mcp => eprint!("{}", super::mcp_config::status_text(mcp)),
             Input::Tools => {
                 for (t, p) in env.registry.tools() {
                     let text =

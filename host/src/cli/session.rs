@@ -152,12 +152,21 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         }
     };
     let continue_note = load_continue(&env, &mut warn);
+    // MCP servers start in the background (required ones are waited for) and join when ready.
+    let mcp = match super::mcp_config::start_servers(&env).await {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {}", crate::redact::text(&e));
+            return 1;
+        }
+    };
     let toolbox = Toolbox {
         runtime: &env.runtime,
         registry: &env.registry,
         skills: &env.skills,
         session: &env.session,
         limits: s.limits,
+        external: mcp.as_ref().map(|m| m as &dyn crate::agent::ExternalTools),
     };
     let mut prompt = StaticParts::new(
         s.agent.system_prompt.as_deref(),
@@ -202,9 +211,9 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
             if let Some(refused) = client.refused_locally().await {
                 warn(refused);
             }
-            repl::run(&mut agent, &env, &client, style).await
+            repl::run(&mut agent, &env, &client, style, mcp.as_ref()).await
         }
-        Some(task) if ci => ci_run(&mut agent, &env, &client, &task, style).await,
+        Some(task) if ci => ci_run(&mut agent, &env, &client, &task, style, mcp.as_ref()).await,
         Some(task) => one_shot(&mut agent, &env, &client, &task, style, None).await,
     };
     ctrl_c.abort();
@@ -236,7 +245,14 @@ fn load_continue(env: &Env, warn: &mut dyn FnMut(String)) -> Option<String> {
 }
 
 /// CI mode: the one-shot run, with every call recorded in the audit log.
-async fn ci_run(agent: &mut Agent<'_>, env: &Env, client: &Client, task: &str, style: Style) -> i32 {
+async fn ci_run(
+    agent: &mut Agent<'_>,
+    env: &Env,
+    client: &Client,
+    task: &str,
+    style: Style,
+    mcp: Option<&crate::mcp::client::Manager>,
+) -> i32 {
     let ws = &env.session.roots.workspace().path;
     let path = match &env.settings.agent.audit_log {
         Some(p) => ws.join(p),
@@ -251,6 +267,12 @@ async fn ci_run(agent: &mut Agent<'_>, env: &Env, client: &Client, task: &str, s
         let sha = env.skills.digest(k).unwrap_or_else(|e| format!("unknown ({e})"));
         skills.push(serde_json::json!({"name": k.name, "kind": k.kind.as_str(), "sha256": sha}));
         shas.insert(crate::agent::use_skill::plugin_label(&k.name), sha);
+    }
+    // An MCP call is audited with its server's identity (command digest or URL).
+    let mut mcp_servers = Vec::new();
+    for (name, identity) in mcp.map(|m| m.identities()).unwrap_or_default() {
+        mcp_servers.push(serde_json::json!({"name": name, "identity": identity}));
+        shas.insert(format!("mcp:{name}"), identity);
     }
     let c = &env.settings.commands;
     let header = Header {
@@ -271,6 +293,7 @@ async fn ci_run(agent: &mut Agent<'_>, env: &Env, client: &Client, task: &str, s
             .map(|p| serde_json::json!({"name": p.info.name, "sha256": p.info.sha256, "granted": p.info.granted.names()}))
             .collect(),
         skills,
+        mcp_servers,
     };
     let workspace = ws.clone();
     one_shot(agent, env, client, task, style, Some(AuditTarget { path, workspace, shas, header })).await

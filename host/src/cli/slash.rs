@@ -8,8 +8,10 @@ use rustyline::validate::Validator;
 use rustyline::{Context, Helper};
 
 /// Every slash command, as typed.
-pub const COMMANDS: &[&str] =
-    &["/help", "/status", "/tools", "/compact", "/save", "/restore", "/unsave", "/clear", "/exit", "/quit"];
+pub const COMMANDS: &[&str] = &[
+    "/help", "/status", "/tools", "/mcp", "/compact", "/save", "/restore", "/unsave", "/clear", "/exit",
+    "/quit",
+];
 
 /// The commands `typed` (a line starting with `/`, no space yet) can complete to.
 pub fn completions(typed: &str) -> Vec<String> {

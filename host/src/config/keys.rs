@@ -122,6 +122,29 @@ pub const TABLES: &[&str] =
 /// The table of per-plugin settings, `[plugin-settings.<plugin>]` (free-form strings that
 /// the plugin reads through `host-info.setting`).
 pub const PLUGIN_SETTINGS: &str = "plugin-settings";
+/// The table of MCP servers corral uses, `[mcp_servers.<name>]` (Codex's keys, read by
+/// `mcp::config`). A server starts a program or reaches a URL: only the person's files and a
+/// trusted project may declare one.
+pub const MCP_SERVERS: &str = "mcp_servers";
+/// What a project file may do with `[mcp_servers.<name>]`.
+pub const MCP_SERVERS_RULE: ProjectRule = ProjectRule::Trusted;
+/// The keys of one `[mcp_servers.<name>]` table.
+pub const MCP_SERVER_KEYS: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "bearer_token_env_var",
+    "http_headers",
+    "enabled",
+    "required",
+    "startup_timeout_sec",
+    "tool_timeout_sec",
+    "enabled_tools",
+    "disabled_tools",
+    "network",
+];
 
 const U32: u64 = u32::MAX as u64;
 

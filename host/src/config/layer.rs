@@ -34,6 +34,18 @@ impl fmt::Display for Source {
 /// Each plugin's own settings: plugin name -> setting name -> value.
 pub type PluginSettings = BTreeMap<String, BTreeMap<String, String>>;
 
+/// One `[mcp_servers.<name>]` table as written (its values are checked by `mcp::config`),
+/// with where it came from; relative paths in it are taken from `base`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpTable {
+    pub table: toml::Table,
+    pub source: Source,
+    pub base: PathBuf,
+}
+
+/// `[mcp_servers.<name>]` tables by name.
+pub type McpTables = BTreeMap<String, McpTable>;
+
 /// The checked values one source supplies.
 #[derive(Debug, Clone)]
 pub struct Layer {
@@ -41,6 +53,8 @@ pub struct Layer {
     pub values: Vec<(&'static KeyDef, Value)>,
     /// `[plugin-settings.<plugin>]` tables (files only).
     pub plugin_settings: PluginSettings,
+    /// `[mcp_servers.<name>]` tables (files only).
+    pub mcp_servers: McpTables,
 }
 
 /// The 1-based line of byte `offset` in `text`.
@@ -106,9 +120,15 @@ pub fn parse_file(text: &str, path: &Path, base: &Path, source: Source) -> Resul
     tables.sort_by_key(|(k, _)| k.span().start);
     let mut values = Vec::new();
     let mut plugin_settings = PluginSettings::new();
+    let mut mcp_seen = false;
     for (table, body) in tables {
         let name: &str = table.get_ref();
         let start = table.span().start;
+        if name == keys::MCP_SERVERS {
+            check_mcp_servers(body.get_ref(), start).map_err(|(at, why)| err(at, why))?;
+            mcp_seen = true;
+            continue;
+        }
         if name == keys::PLUGIN_SETTINGS {
             plugin_settings =
                 parse_plugin_settings(body.get_ref(), start).map_err(|(at, why)| err(at, why))?;
@@ -118,9 +138,10 @@ pub fn parse_file(text: &str, path: &Path, base: &Path, source: Source) -> Resul
             return Err(err(
                 start,
                 format!(
-                    "unknown table [{name}]; allowed tables: {}, {}.<plugin>",
+                    "unknown table [{name}]; allowed tables: {}, {}.<plugin>, {}.<name>",
                     keys::TABLES.join(", "),
-                    keys::PLUGIN_SETTINGS
+                    keys::PLUGIN_SETTINGS,
+                    keys::MCP_SERVERS
                 ),
             ));
         }
@@ -145,7 +166,53 @@ pub fn parse_file(text: &str, path: &Path, base: &Path, source: Source) -> Resul
             values.push((def, value));
         }
     }
-    Ok(Layer { source, values, plugin_settings })
+    let mut mcp_servers = McpTables::new();
+    if mcp_seen {
+        // The structure was checked above; the values are kept as written for `mcp::config`.
+        let whole: toml::Table = toml::from_str(text).map_err(|e| err(0, format!("invalid TOML: {e}")))?;
+        if let Some(toml::Value::Table(servers)) = whole.get(keys::MCP_SERVERS) {
+            for (name, t) in servers {
+                if let toml::Value::Table(table) = t {
+                    let entry =
+                        McpTable { table: table.clone(), source: source.clone(), base: base.to_path_buf() };
+                    mcp_servers.insert(name.clone(), entry);
+                }
+            }
+        }
+    }
+    Ok(Layer { source, values, plugin_settings, mcp_servers })
+}
+
+/// Checks the shape of `[mcp_servers.<name>]` tables: tables of known keys. The error carries
+/// the byte offset it is about.
+fn check_mcp_servers(body: &DeValue<'_>, start: usize) -> Result<(), (usize, String)> {
+    let like = "like [mcp_servers.docs] with command = \"npx\" or url = \"https://...\"";
+    let DeValue::Table(servers) = body else {
+        return Err((start, format!("'{}' must be a table of tables, {like}", keys::MCP_SERVERS)));
+    };
+    for (name, table) in servers.iter() {
+        let sname: &str = name.get_ref();
+        let DeValue::Table(entries) = table.get_ref() else {
+            return Err((
+                name.span().start,
+                format!("{}.{sname} must be a table, {like}", keys::MCP_SERVERS),
+            ));
+        };
+        for (k, _) in entries.iter() {
+            let kname: &str = k.get_ref();
+            if !keys::MCP_SERVER_KEYS.contains(&kname) {
+                return Err((
+                    k.span().start,
+                    format!(
+                        "unknown key '{kname}' in [{}.{sname}]; allowed keys: {}",
+                        keys::MCP_SERVERS,
+                        keys::MCP_SERVER_KEYS.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Reads `[plugin-settings.<plugin>]` tables. Values are strings; numbers and booleans are
@@ -226,6 +293,7 @@ pub fn from_env(env: &dyn Fn(&str) -> Option<String>) -> Result<Vec<Layer>, Conf
             source: Source::Env(name),
             values: vec![(def, value)],
             plugin_settings: PluginSettings::new(),
+            mcp_servers: McpTables::new(),
         });
     }
     Ok(layers)
@@ -293,6 +361,7 @@ impl Flags {
                 source: Source::Flag(flag),
                 values: vec![(def, value)],
                 plugin_settings: PluginSettings::new(),
+                mcp_servers: McpTables::new(),
             });
         }
         Ok(layers)

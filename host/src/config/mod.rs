@@ -19,8 +19,8 @@ mod tests_capabilities;
 mod tests_network;
 
 pub use error::ConfigError;
-pub use layer::PluginSettings;
 pub use layer::{Flags, Layer, Source};
+pub use layer::{McpTable, McpTables, PluginSettings};
 pub use policy::Policy;
 pub use project::{Ignored, Refusal};
 pub use provenance::{Entry, FileStatus, PluginEntry, Provenance, is_secret_name, mask};

@@ -18,6 +18,10 @@
 //! [skills.code-review]            # as `corral skills --json` shows it
 //! sha256 = "77d0..."
 //!
+//! [mcp_servers.docs]              # as `corral mcp get docs` shows it
+//! command_sha256 = "5e1c..."      # a stdio server: its command and arguments
+//! # url = "https://mcp.example.com/mcp"   # an HTTP server: its URL
+//!
 //! [bounds]                        # everything else that could widen a run (see bounds.rs)
 //! base_url = "https://api.openai.com/v1"
 //! add_dirs_ro = ["/ci/cache"]
@@ -49,6 +53,15 @@ pub struct PinnedSkill {
     pub sha256: String,
 }
 
+/// One pinned MCP server: the digest of its command and arguments (stdio), or its URL (HTTP).
+/// A server of a policy run that is not pinned, or not as pinned, does not start.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinnedServer {
+    pub command_sha256: Option<String>,
+    pub url: Option<String>,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Raw {
@@ -62,6 +75,8 @@ struct Raw {
     plugins: BTreeMap<String, Pinned>,
     #[serde(default)]
     skills: BTreeMap<String, PinnedSkill>,
+    #[serde(default)]
+    mcp_servers: BTreeMap<String, PinnedServer>,
     #[serde(default)]
     bounds: super::bounds::Bounds,
 }
@@ -82,6 +97,8 @@ pub struct Policy {
     pub plugins: BTreeMap<String, Pinned>,
     /// Skill name -> pin. Skills not named here are not loaded.
     pub skills: BTreeMap<String, PinnedSkill>,
+    /// MCP server name -> pin. Servers not named here do not start.
+    pub mcp_servers: BTreeMap<String, PinnedServer>,
     /// Bounds on the other settings that could widen a run.
     pub bounds: super::bounds::Bounds,
 }
@@ -141,6 +158,19 @@ impl Policy {
                 ));
             }
         }
+        for (name, pin) in &raw.mcp_servers {
+            let ok = match (&pin.command_sha256, &pin.url) {
+                (Some(sha), None) => valid(sha),
+                (None, Some(url)) => !url.trim().is_empty(),
+                _ => false,
+            };
+            if !ok {
+                return Err(format!(
+                    "mcp_servers.{name}: give exactly one of command_sha256 (64 lowercase hex digits) or url, as \
+                     `corral mcp get {name}` shows them"
+                ));
+            }
+        }
         Ok(Policy {
             path: path.to_path_buf(),
             sha256,
@@ -150,6 +180,7 @@ impl Policy {
             yolo: raw.yolo,
             plugins: raw.plugins,
             skills: raw.skills,
+            mcp_servers: raw.mcp_servers,
             bounds: raw.bounds,
         })
     }

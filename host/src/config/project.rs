@@ -102,6 +102,14 @@ pub fn filter(mut project: Layer, lower: &[Layer], trusted: bool) -> (Layer, Vec
         }
     }
     project.plugin_settings = kept;
+    // An MCP server starts a program or reaches a URL with the person's rights.
+    if !trusted && super::keys::MCP_SERVERS_RULE == ProjectRule::Trusted {
+        for (name, t) in std::mem::take(&mut project.mcp_servers) {
+            let what = t.table.get("command").or_else(|| t.table.get("url"));
+            let shown = what.map_or_else(|| "(a server)".to_string(), |v| v.to_string());
+            refuse(format!("{}.{name}", super::keys::MCP_SERVERS), shown, Refusal::Untrusted);
+        }
+    }
     (project, ignored)
 }
 
@@ -208,5 +216,42 @@ mod tests {
         let (kept, ignored) = filter(p, &[], true);
         assert_eq!(keys_of(&kept), ["commands.allowed", "network.mode"]);
         assert!(ignored.is_empty());
+    }
+
+    #[test]
+    fn mcp_servers_are_declared_by_a_project_only_once_trusted() {
+        let text = "[mcp_servers.evil]\ncommand = \"python3\"\nargs = [\"x.py\"]\n";
+        let (kept, ignored) = filter(project(text), &[], false);
+        assert!(kept.mcp_servers.is_empty());
+        assert_eq!(ignored.len(), 1);
+        assert_eq!((ignored[0].key.as_str(), ignored[0].why), ("mcp_servers.evil", Refusal::Untrusted));
+        assert_eq!(ignored[0].shown, "\"python3\"");
+        let (kept, ignored) = filter(project(text), &[], true);
+        assert!(ignored.is_empty());
+        assert_eq!(kept.mcp_servers["evil"].table["command"].as_str(), Some("python3"));
+    }
+
+    #[test]
+    fn mcp_server_tables_are_checked_for_shape_with_the_line() {
+        let e = parse_file(
+            "[mcp_servers.x]\ncomand = \"a\"\n",
+            Path::new("/f.toml"),
+            Path::new("/"),
+            Source::Default,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains(":2: unknown key 'comand' in [mcp_servers.x]; allowed keys: command, args"),
+            "{e}"
+        );
+        let e = parse_file("mcp_servers = 3\n", Path::new("/f.toml"), Path::new("/"), Source::Default)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must be a table of tables"), "{e}");
+        let later = user("[mcp_servers.a]\nurl = \"https://x\"\n");
+        let earlier = user("[mcp_servers.a]\ncommand = \"b\"\nargs = [\"c\"]\n");
+        let (s, _) = crate::config::provenance::merge(&[earlier, later], Vec::new(), Vec::new());
+        assert!(s.mcp_servers["a"].table.get("args").is_none(), "a later layer replaces the whole server");
     }
 }

@@ -160,6 +160,12 @@ pub fn merge(layers: &[Layer], files: Vec<FileStatus>, warnings: Vec<String>) ->
             }
         }
     }
+    for layer in layers {
+        // A later layer's server replaces an earlier one of the same name as a whole.
+        for (name, t) in &layer.mcp_servers {
+            s.mcp_servers.insert(name.clone(), t.clone());
+        }
+    }
     let plugin_settings = plugin_sources
         .into_iter()
         .map(|((plugin, key), source)| {

@@ -32,6 +32,8 @@ pub struct Settings {
     pub network: NetworkSettings,
     /// `[plugin-settings.<plugin>]`: plugin name -> setting -> value, read by the plugin.
     pub plugin_settings: BTreeMap<String, BTreeMap<String, String>>,
+    /// `[mcp_servers.<name>]` as written, checked by `mcp::config` when servers start.
+    pub mcp_servers: super::layer::McpTables,
 }
 
 /// What plugins may reach over the network (`[network]`); checked and turned into the
@@ -240,6 +242,7 @@ impl Default for Settings {
             output: OutputSettings::default(),
             network: NetworkSettings::default(),
             plugin_settings: BTreeMap::new(),
+            mcp_servers: BTreeMap::new(),
         }
     }
 }

@@ -12,6 +12,9 @@ pub const WARN_SHARE: f64 = 0.30;
 /// Schemas are cut down to this share of the window.
 pub const MAX_SHARE: f64 = 0.50;
 
+/// The group prefix of an MCP server's tools (`MCP server docs`).
+pub const MCP_GROUP: &str = "MCP server ";
+
 /// One tool and where it comes from.
 #[derive(Debug, Clone)]
 pub struct ToolCost {
@@ -83,10 +86,19 @@ pub fn plan(tools: &[ToolCost], window: Option<u64>) -> Plan {
         }
         total -= c;
         plan.left_out.extend(names.iter().map(|n| n.to_string()));
+        // MCP servers' tools are grouped as `MCP server <name>`; the rest are plugins.
+        let (label, fix) = match plugin.strip_prefix(MCP_GROUP) {
+            Some(server) => (
+                plugin.to_string(),
+                format!(
+                    "list the tools you need in mcp_servers.{server}.enabled_tools, disable other servers"
+                ),
+            ),
+            None => (format!("plugin {plugin}"), "disable other plugins (--disable-plugin)".to_string()),
+        };
         plan.notes.push(format!(
-            "left out the tools of plugin {plugin} ({}: {c} tokens) so that the tool schemas fit in half of the \
-             context window; disable other plugins (--disable-plugin) or use a model with a larger window to get \
-             them back",
+            "left out the tools of {label} ({}: {c} tokens) so that the tool schemas fit in half of the context \
+             window; {fix} or use a model with a larger window to get them back",
             names.join(", ")
         ));
     }

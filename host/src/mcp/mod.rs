@@ -1,6 +1,14 @@
-//! MCP, the Model Context Protocol: `serve` offers the workspace's sandboxed tools to other
-//! agents and editors, over stdio or streamable HTTP on a loopback address with a bearer token.
+//! MCP, the Model Context Protocol, both ways: `serve` offers the workspace's sandboxed tools to
+//! other agents and editors (stdio, or streamable HTTP on loopback with a bearer token);
+//! `client*` brings other servers' tools into corral (their `[mcp_servers]` settings in `config`).
 
+pub mod client;
+mod client_call;
+mod client_http;
+pub mod client_names;
+mod client_result;
+mod client_stdio;
+pub mod config;
 pub mod serve;
 mod serve_hints;
 pub mod serve_http;

@@ -136,6 +136,8 @@ fn toolbox(s: &Served) -> Toolbox<'_> {
         skills: &s.skills,
         session: &s.session,
         limits: s.limits,
+        // Other MCP servers' tools are not passed on: a client connects to them itself.
+        external: None,
     }
 }
 

@@ -95,3 +95,26 @@ pub async fn fetch(session: Arc<Session>, plugin: Arc<str>, req: Request) -> Res
         Err(e) => Err(HttpError::new(Code::Other, format!("the fetch failed inside the host: {e}"))),
     }
 }
+
+/// Checks `url` for a connection the host makes for itself on the person's behalf (an MCP
+/// server they configured): scheme, `network.allow_hosts`, and every address it resolves to
+/// (private and loopback ones only when listed in `network.allow_private`). `network.mode =
+/// "off"` refuses it. Returns the name to pin and the checked addresses to connect to.
+pub async fn check_host_url(
+    policy: &NetPolicy,
+    who: &str,
+    url: &str,
+) -> Result<(Option<String>, Vec<std::net::SocketAddr>), HttpError> {
+    if policy.mode == NetMode::Off {
+        return Err(HttpError::new(
+            Code::Denied,
+            format!(
+                "refused by the network rule: {who} is reached over the network and this run has --network off \
+                 (network.mode = \"off\"); the person can allow it with --network llm-only or on"
+            ),
+        ));
+    }
+    let parsed = resolve::parse_url(url)?;
+    let target = resolve::check(policy, who, &[], &parsed).await?;
+    Ok((target.domain, target.addrs))
+}

@@ -73,7 +73,7 @@ impl Confinement {
 pub struct Scratch(PathBuf);
 
 impl Scratch {
-    fn create() -> std::io::Result<Scratch> {
+    pub fn create() -> std::io::Result<Scratch> {
         use std::os::unix::fs::DirBuilderExt;
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
