@@ -1,6 +1,6 @@
 //! Running the tool calls of one model reply: each call in its sandbox (unless its tool was
-//! left out), its result recorded, the snapshot desk told what ran, a requested restore
-//! applied, and the read-only streak counted for the snapshot nudge.
+//! left out), its effects applied (`agent/effects.rs`), its result recorded, the snapshot desk
+//! told what ran, and the read-only streak counted for the snapshot nudge.
 
 use super::{
     Agent, CallOutcome, Observer, Outcome, Stats, SummaryCall, TODO_REMINDER_AFTER, Toolbox, derive,
@@ -156,8 +156,8 @@ impl Agent<'_> {
             let read_only = self.tools.is_read_only(&call.name);
             read_only_turn &= read_only;
             self.tools.session.snapshot.note_call(&call.name, read_only);
-            let outcome = self.finish_restore(reply_id, outcome, stats);
-            used_todo |= call.name == "todo";
+            let outcome = self.apply_effects(reply_id, outcome, stats);
+            used_todo |= outcome.changed_todo();
             self.activity.push(activity_line(call, &outcome));
             if self.activity.len() > 50 {
                 self.activity.drain(..25);
@@ -175,36 +175,6 @@ impl Agent<'_> {
             self.nudge(obs, snapshot::NUDGE);
         }
         Ok(())
-    }
-
-    /// Applies a `snapshot restore` the call just asked for: collapses its scope and
-    /// reports the result in place of the tool's own text.
-    fn finish_restore(&mut self, reply_id: u64, mut outcome: CallOutcome, stats: &mut Stats) -> CallOutcome {
-        let Some(restore) = self.tools.session.snapshot.take_pending() else { return outcome };
-        let result =
-            self.transcript.position(reply_id).ok_or_else(|| "the reply is gone".to_string()).and_then(
-                |end| {
-                    let start = snapshot::scope_start(&self.transcript, restore.from, end)?;
-                    snapshot::collapse(&mut self.transcript, start, end, &restore.label, &restore.summary)
-                },
-            );
-        match result {
-            Ok(c) => {
-                self.tools.session.snapshot.restored(&restore.label, &restore.summary);
-                stats.snapshot_restores += 1;
-                outcome.content = format!(
-                    "Collapsed {} turns into your summary '{}' (saved ~{} tokens). The summary is also kept in the \
-                     system prompt. Carry on from it.",
-                    c.turns, restore.label, c.saved
-                );
-                outcome.is_error = false;
-            }
-            Err(e) => {
-                outcome.content = format!("error (conflict): {e}");
-                outcome.is_error = true;
-            }
-        }
-        outcome
     }
 }
 
@@ -229,18 +199,11 @@ async fn call_and_derive(
 /// Runs one call, unless its tool was left out of this session.
 async fn call_tool(tools: &Toolbox<'_>, hidden: &BTreeSet<String>, call: &ToolCall) -> CallOutcome {
     if hidden.contains(&call.name) {
-        return CallOutcome {
-            content: format!(
-                "error (not-found): the tool '{}' is not available in this session: its plugin's schemas did not \
-                 fit the model's context window. Use the tools you were given",
-                call.name
-            ),
-            is_error: true,
-            plugin: None,
-            duration: std::time::Duration::ZERO,
-            change: None,
-            images: Vec::new(),
-        };
+        return CallOutcome::refused(format!(
+            "error (not-found): the tool '{}' is not available in this session: its plugin's schemas did not \
+             fit the model's context window. Use the tools you were given",
+            call.name
+        ));
     }
     tools.call(call).await
 }

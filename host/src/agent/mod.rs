@@ -2,8 +2,10 @@
 //! results, and repeat until it answers, the turn limit is reached, or the person interrupts.
 
 mod batch;
+pub mod call;
 mod derive;
 pub mod dispatch;
+mod effects;
 pub mod history;
 mod images;
 mod manage;
@@ -14,9 +16,11 @@ pub mod schema;
 pub mod use_skill;
 mod window;
 
+pub use crate::capabilities::effects::{Effect, FileChange};
 /// The system prompt and continue-here notes moved to `context`; kept here for old paths.
 pub use crate::context::{prompt, resume};
-pub use dispatch::{CallOutcome, FileChange, Toolbox};
+pub use call::CallOutcome;
+pub use dispatch::Toolbox;
 pub use manage::ContextStatus;
 pub use observer::{Compaction, CompactionKind, Interrupt, Observer, Quiet, SummaryCall};
 pub use outcome::{Outcome, Stats, TaskResult};

@@ -1,7 +1,7 @@
 //! What the loop reports as it works, for the terminal, JSON streams and tests; and the
 //! interrupt flag that Ctrl-C sets to stop the current turn.
 
-use super::dispatch::CallOutcome;
+use super::call::CallOutcome;
 use crate::context::Report;
 use crate::llm::{Event, Response, ToolCall, Usage};
 use serde::Serialize;

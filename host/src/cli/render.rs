@@ -217,7 +217,7 @@ impl Observer for Terminal {
             let tint = if outcome.is_error { s.red } else { s.dim };
             eprintln!("    {tint}{line}{reset}");
         }
-        if let Some(change) = &outcome.change {
+        if let Some(change) = outcome.file_change() {
             eprint!(
                 "{}",
                 diff(
