@@ -1,5 +1,5 @@
 //! Runtime benchmarks: `cargo bench --bench runtime [-- SECTION...]`, where a SECTION is
-//! `inproc`, `tools`, `read`, `grep`, `agent`, `skills`, `context`, `windows`, `spawn` (default: these nine) or `examples`. Prints a markdown table of the
+//! `inproc`, `tools`, `read`, `grep`, `agent`, `parallel`, `skills`, `context`, `windows`, `spawn` (default: these ten) or `examples`. Prints a markdown table of the
 //! median, p90, min and max of repeated runs; BENCHMARKS.md has the figures and their reading.
 //!
 //! Cargo builds the release `corral` binary before it runs a bench (CARGO_BIN_EXE_corral);
@@ -20,6 +20,8 @@ mod examples;
 mod fixtures;
 #[path = "runtime/inproc.rs"]
 mod inproc;
+#[path = "runtime/parallel.rs"]
+mod parallel;
 #[path = "runtime/report.rs"]
 mod report;
 #[path = "runtime/skills.rs"]
@@ -35,8 +37,10 @@ mod windows;
 
 use std::process::ExitCode;
 
-const SECTIONS: [&str; 10] =
-    ["inproc", "tools", "read", "grep", "agent", "skills", "context", "windows", "spawn", "examples"];
+const SECTIONS: [&str; 11] = [
+    "inproc", "tools", "read", "grep", "agent", "parallel", "skills", "context", "windows", "spawn",
+    "examples",
+];
 
 fn main() -> ExitCode {
     // cargo passes `--bench`; other arguments choose sections.
@@ -78,6 +82,10 @@ fn main() -> ExitCode {
                     rows
                 });
                 table.add("agent", agent);
+            }
+            if wanted("parallel") {
+                eprintln!("one reply of read-only calls, side by side and one at a time...");
+                table.add("parallel", parallel::rows(&c));
             }
             if wanted("windows") {
                 eprintln!("the small-window task at 4K, 8K and 16K...");

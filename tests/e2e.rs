@@ -16,6 +16,7 @@ mod examples;
 mod faults;
 mod grants;
 mod llm;
+mod parallel;
 mod providers;
 mod sandbox;
 mod session;

@@ -2,13 +2,17 @@
 //! left out), its effects applied (`agent/effects.rs`), its result recorded, the snapshot desk
 //! told what ran, and the read-only streak counted for the snapshot nudge.
 
+use super::branch::{self, BranchEvent};
+use super::parallel::{self, Kind};
 use super::{
     Agent, CallOutcome, Observer, Outcome, Stats, SummaryCall, TODO_REMINDER_AFTER, Toolbox, derive,
 };
 use crate::capabilities::process::clean;
 use crate::context::{small, snapshot};
 use crate::llm::{Client, Message, Response, ToolCall};
+use futures_util::StreamExt;
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 /// At most this many skills are activated from one message's `$name` mentions.
 const MAX_MENTIONED_SKILLS: usize = 3;
@@ -116,8 +120,10 @@ impl Agent<'_> {
         }
     }
 
-    /// Records the reply and runs its calls in order. Err when the person interrupted (the
-    /// calls not run get an "interrupted" result, so every call keeps its answer).
+    /// Records the reply and runs its calls: in order, except that a run of read-only calls
+    /// may run side by side (`agent/parallel.rs`); results are recorded in the model's order.
+    /// Err when the person interrupted (the calls not finished get an "interrupted" result,
+    /// so every call keeps its answer).
     pub(super) async fn run_calls(
         &mut self,
         response: &Response,
@@ -126,56 +132,201 @@ impl Agent<'_> {
     ) -> Result<(), Outcome> {
         let reply_id = self.transcript.push(response.to_message());
         self.tools.session.snapshot.set_current(reply_id);
-        let mut used_todo = false;
-        let mut read_only_turn = true;
-        for (i, call) in response.tool_calls.iter().enumerate() {
-            obs.tool_start(call);
-            let interrupt = self.interrupt.clone();
-            let (outcome, derived) = tokio::select! {
-                r = call_and_derive(self.llm, &self.tools, &self.hidden, call) => r,
-                _ = interrupt.wait() => {
-                    for c in &response.tool_calls[i..] {
-                        self.transcript.push(Message::Tool {
-                            call_id: c.id.clone(),
-                            name: c.name.clone(),
-                            content: "error (interrupted): the person stopped this call".into(),
-                            is_error: true,
-                            images: Vec::new(),
-                        });
-                    }
+        let calls = &response.tool_calls;
+        let kinds: Vec<Kind> = calls.iter().map(|c| self.kind_of(c)).collect();
+        let width = parallel::width(self.cfg.parallel_calls);
+        let mut turn = TurnMarks { used_todo: false, read_only: true };
+        for range in parallel::groups(&kinds) {
+            let kind = kinds[range.start];
+            let together = kind != Kind::Alone && range.len() > 1 && (kind == Kind::Branch || width > 1);
+            // A group that does not run together runs as one-call batches, each shown as it runs.
+            let batches: Vec<Range<usize>> =
+                if together { vec![range] } else { range.map(|i| i..i + 1).collect() };
+            for batch in batches {
+                let group = &calls[batch.clone()];
+                for call in group {
+                    obs.tool_start(call);
+                }
+                let results = if kind == Kind::Branch {
+                    self.run_branches(group, stats, obs).await
+                } else {
+                    self.run_batch(group, width).await
+                };
+                let Some(results) = results else {
+                    self.interrupted(&calls[batch.start..]);
                     return Err(Outcome::Interrupted);
+                };
+                for (call, (outcome, derived)) in group.iter().zip(results) {
+                    self.finish_call(reply_id, call, outcome, derived, &mut turn, stats, obs);
                 }
-            };
-            if let Some(record) = derived {
-                stats.llm_calls += 1;
-                if let Ok(u) = &record.result {
-                    super::add_usage(stats, *u);
-                }
-                obs.summary_call(&record);
             }
-            let read_only = self.tools.is_read_only(&call.name);
-            read_only_turn &= read_only;
-            self.tools.session.snapshot.note_call(&call.name, read_only);
-            let outcome = self.apply_effects(reply_id, outcome, stats);
-            used_todo |= outcome.changed_todo();
-            self.activity.push(activity_line(call, &outcome));
-            if self.activity.len() > 50 {
-                self.activity.drain(..25);
-            }
-            self.record_result(call, outcome, !read_only, stats, obs);
         }
-        if used_todo {
+        if turn.used_todo {
             self.turns_since_todo = 0;
             self.reminder_gap = TODO_REMINDER_AFTER;
             self.last_reminder = None;
         } else {
             self.turns_since_todo += 1;
         }
-        if self.streak.turn(read_only_turn) && self.tools.registry.tool("snapshot").is_some() {
+        if self.streak.turn(turn.read_only) && self.tools.registry.tool("snapshot").is_some() {
             self.nudge(obs, snapshot::NUDGE);
         }
         Ok(())
     }
+
+    /// How the call may run beside others.
+    fn kind_of(&self, call: &ToolCall) -> Kind {
+        if let Some(k) = branch::kind(self.offers_branch, call) {
+            k
+        } else if self.hidden.contains(&call.name) {
+            Kind::Alone
+        } else if self.tools.is_read_only(&call.name) {
+            Kind::ReadOnly
+        } else {
+            Kind::Alone
+        }
+    }
+
+    /// Runs one batch: a single call, or read-only calls side by side on up to `width`
+    /// threads, then their derive steps side by side on this one (they wait on the network).
+    /// None when the person interrupted.
+    async fn run_batch(
+        &self,
+        group: &[ToolCall],
+        width: usize,
+    ) -> Option<Vec<(CallOutcome, Option<SummaryCall>)>> {
+        let interrupt = self.interrupt.clone();
+        if let [call] = group {
+            return tokio::select! {
+                r = call_and_derive(self.llm, &self.tools, &self.hidden, call) => Some(vec![r]),
+                _ = interrupt.wait() => None,
+            };
+        }
+        let slots = parallel::on_threads(&self.tools, group, width, &interrupt);
+        let mut outcomes = Vec::with_capacity(group.len());
+        for (call, slot) in group.iter().zip(slots) {
+            if interrupt.is_set() {
+                return None;
+            }
+            let outcome = match slot {
+                Some(o) => o,
+                // No thread could be started for it: run it here.
+                None => tokio::select! {
+                    o = call_tool(&self.tools, &self.hidden, call) => o,
+                    _ = interrupt.wait() => return None,
+                },
+            };
+            outcomes.push(outcome);
+        }
+        let derived = futures_util::future::join_all(
+            group
+                .iter()
+                .zip(outcomes)
+                .map(|(call, o)| derive_if_asked(self.llm, &self.tools, &self.hidden, call, o)),
+        );
+        tokio::select! {
+            r = derived => Some(r),
+            _ = interrupt.wait() => None,
+        }
+    }
+
+    /// Runs `branch` calls, up to [`branch::MAX_CONCURRENT`] at once on this thread (they
+    /// wait on the model), passing their events on as they come. None when interrupted.
+    async fn run_branches(
+        &self,
+        group: &[ToolCall],
+        stats: &mut Stats,
+        obs: &mut dyn Observer,
+    ) -> Option<Vec<(CallOutcome, Option<SummaryCall>)>> {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let parent = branch::Parent {
+            llm: self.llm,
+            tools: &self.tools,
+            system: self.system_prompt(),
+            defs: &self.defs,
+            max_tokens: self.cfg.max_output_tokens,
+            temperature: self.cfg.temperature,
+            running: &self.branches,
+            events: tx,
+        };
+        let runs = futures_util::stream::iter(group.iter().map(|c| parent.run(c)))
+            .buffered(branch::MAX_CONCURRENT)
+            .collect::<Vec<_>>();
+        let mut runs = std::pin::pin!(runs);
+        let interrupt = self.interrupt.clone();
+        let outcomes = loop {
+            tokio::select! {
+                r = &mut runs => break r,
+                Some(e) = rx.recv() => branch_event(&e, stats, obs),
+                _ = interrupt.wait() => return None,
+            }
+        };
+        while let Ok(e) = rx.try_recv() {
+            branch_event(&e, stats, obs);
+        }
+        Some(outcomes.into_iter().map(|o| (o, None)).collect())
+    }
+
+    /// Answers every call in `calls` with "interrupted".
+    fn interrupted(&mut self, calls: &[ToolCall]) {
+        for c in calls {
+            self.transcript.push(Message::Tool {
+                call_id: c.id.clone(),
+                name: c.name.clone(),
+                content: "error (interrupted): the person stopped this call".into(),
+                is_error: true,
+                images: Vec::new(),
+            });
+        }
+    }
+
+    /// Counts, applies and records one finished call of the reply `reply_id`.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_call(
+        &mut self,
+        reply_id: u64,
+        call: &ToolCall,
+        outcome: CallOutcome,
+        derived: Option<SummaryCall>,
+        turn: &mut TurnMarks,
+        stats: &mut Stats,
+        obs: &mut dyn Observer,
+    ) {
+        if let Some(record) = derived {
+            stats.llm_calls += 1;
+            if let Ok(u) = &record.result {
+                super::add_usage(stats, *u);
+            }
+            obs.summary_call(&record);
+        }
+        let read_only = self.tools.is_read_only(&call.name);
+        turn.read_only &= read_only;
+        self.tools.session.snapshot.note_call(&call.name, read_only);
+        let outcome = self.apply_effects(reply_id, outcome, stats);
+        turn.used_todo |= outcome.changed_todo();
+        self.activity.push(activity_line(call, &outcome));
+        if self.activity.len() > 50 {
+            self.activity.drain(..25);
+        }
+        self.record_result(call, outcome, !read_only, stats, obs);
+    }
+}
+
+/// Counts a branch's model calls with the task's and passes the event on.
+fn branch_event(e: &BranchEvent, stats: &mut Stats, obs: &mut dyn Observer) {
+    if let BranchEvent::ModelCall { result, .. } = e {
+        stats.llm_calls += 1;
+        if let Ok(u) = result {
+            super::add_usage(stats, *u);
+        }
+    }
+    obs.branch(e);
+}
+
+/// What the calls of one reply did, for the todo reminder and the snapshot nudge.
+struct TurnMarks {
+    used_todo: bool,
+    read_only: bool,
 }
 
 /// Runs one call and, when the call asks for its tool's declared derive step and succeeds,
@@ -187,6 +338,17 @@ async fn call_and_derive(
     call: &ToolCall,
 ) -> (CallOutcome, Option<SummaryCall>) {
     let outcome = call_tool(tools, hidden, call).await;
+    derive_if_asked(llm, tools, hidden, call, outcome).await
+}
+
+/// The derive step of a finished call, when the call asks for it and succeeded.
+async fn derive_if_asked(
+    llm: &Client,
+    tools: &Toolbox<'_>,
+    hidden: &BTreeSet<String>,
+    call: &ToolCall,
+    outcome: CallOutcome,
+) -> (CallOutcome, Option<SummaryCall>) {
     match derive::requested(tools, call) {
         Some((d, prompt)) if !outcome.is_error && !hidden.contains(&call.name) => {
             let (outcome, record) = derive::run(llm, call, &d, &prompt, outcome).await;

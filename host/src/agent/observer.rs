@@ -34,6 +34,8 @@ pub trait Observer: Send {
     /// A model call made outside the conversation: a summary (compaction, checkpoints) or a
     /// tool's derive step (answering a prompt from a tool's result).
     fn summary_call(&mut self, _c: &SummaryCall) {}
+    /// A branch started, made a model or tool call, or ended (`agent/branch.rs`).
+    fn branch(&mut self, _e: &super::branch::BranchEvent) {}
 }
 
 /// One summary call: what it was for, how long it took and what it cost, or why it failed.
