@@ -7,6 +7,7 @@ mod support;
 
 mod agent;
 mod authoring;
+mod branch;
 mod ci;
 mod cli;
 mod commands;

@@ -299,7 +299,12 @@ impl Agent<'_> {
             }
             obs.summary_call(&record);
         }
-        let read_only = self.tools.is_read_only(&call.name);
+        // A branch's own calls told the desk what they did; the branch call itself changes
+        // nothing unless it was given the write tools.
+        let read_only = match branch::kind(self.offers_branch, call) {
+            Some(_) => !branch::may_write(call),
+            None => self.tools.is_read_only(&call.name),
+        };
         turn.read_only &= read_only;
         self.tools.session.snapshot.note_call(&call.name, read_only);
         let outcome = self.apply_effects(reply_id, outcome, stats);

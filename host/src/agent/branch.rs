@@ -4,6 +4,7 @@
 
 use super::call::{CallOutcome, parse_arguments};
 use super::{Toolbox, parallel};
+use crate::capabilities::effects::Effect;
 use crate::llm::{Client, Message, Request, ToolCall, ToolDef, Usage};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -236,10 +237,14 @@ impl Parent<'_, '_> {
         });
         let (end, turns, content) = self.investigate(&entry, &args).await;
         self.emit(BranchEvent::End { id, end, turns });
-        let mut outcome = CallOutcome::refused(content);
-        outcome.is_error = end == End::Error;
-        outcome.duration = started.elapsed();
-        outcome
+        CallOutcome {
+            content,
+            is_error: end == End::Error,
+            plugin: None,
+            duration: started.elapsed(),
+            effects: Vec::new(),
+            images: Vec::new(),
+        }
     }
 
     /// The branch's own loop: its result text, how it ended, and the turns it used.
@@ -285,8 +290,16 @@ impl Parent<'_, '_> {
             messages.push(response.to_message());
             for c in &response.tool_calls {
                 let outcome = if offered.contains(&c.name.as_str()) {
-                    let o = self.tools.call(c).await;
+                    let mut o = self.tools.call(c).await;
                     self.tools.session.snapshot.note_call(&c.name, self.tools.is_read_only(&c.name));
+                    if o.effects.iter().any(|e| matches!(e, Effect::SnapshotRestore(_))) {
+                        // The scope to collapse is the parent's conversation, which a branch does not hold.
+                        o.content =
+                            "error (not-allowed): a branch cannot restore a snapshot: its context is \
+                                     dropped when it ends anyway. Put what you learned in your final answer"
+                                .into();
+                        o.is_error = true;
+                    }
                     o
                 } else {
                     CallOutcome::refused(not_offered(&c.name, args.allow_writes, &offered))
@@ -346,6 +359,11 @@ fn cap(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
         end -= 1;
     }
     format!("{}\n[cut at {max} bytes]", &text[..end]).into()
+}
+
+/// Whether a `branch` call asks for the write tools.
+pub(super) fn may_write(call: &ToolCall) -> bool {
+    parse(&call.arguments).is_ok_and(|a| a.allow_writes)
 }
 
 /// The kind of a call for grouping: `branch` calls run side by side with each other.
