@@ -2,7 +2,7 @@
 //! left out), its effects applied (`agent/effects.rs`), its result recorded, the snapshot desk
 //! told what ran, and the read-only streak counted for the snapshot nudge.
 
-use super::branch::{self, BranchEvent};
+use super::branch;
 use super::parallel::{self, Kind};
 use super::{
     Agent, CallOutcome, Observer, Outcome, Stats, SummaryCall, TODO_REMINDER_AFTER, Toolbox, derive,
@@ -10,7 +10,6 @@ use super::{
 use crate::capabilities::process::clean;
 use crate::context::{small, snapshot};
 use crate::llm::{Client, Message, Response, ToolCall};
-use futures_util::StreamExt;
 use std::collections::BTreeSet;
 use std::ops::Range;
 
@@ -230,43 +229,6 @@ impl Agent<'_> {
         }
     }
 
-    /// Runs `branch` calls, up to [`branch::MAX_CONCURRENT`] at once on this thread (they
-    /// wait on the model), passing their events on as they come. None when interrupted.
-    async fn run_branches(
-        &self,
-        group: &[ToolCall],
-        stats: &mut Stats,
-        obs: &mut dyn Observer,
-    ) -> Option<Vec<(CallOutcome, Option<SummaryCall>)>> {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let parent = branch::Parent {
-            llm: self.llm,
-            tools: &self.tools,
-            system: self.system_prompt(),
-            defs: &self.defs,
-            max_tokens: self.cfg.max_output_tokens,
-            temperature: self.cfg.temperature,
-            running: &self.branches,
-            events: tx,
-        };
-        let runs = futures_util::stream::iter(group.iter().map(|c| parent.run(c)))
-            .buffered(branch::MAX_CONCURRENT)
-            .collect::<Vec<_>>();
-        let mut runs = std::pin::pin!(runs);
-        let interrupt = self.interrupt.clone();
-        let outcomes = loop {
-            tokio::select! {
-                r = &mut runs => break r,
-                Some(e) = rx.recv() => branch_event(&e, stats, obs),
-                _ = interrupt.wait() => return None,
-            }
-        };
-        while let Ok(e) = rx.try_recv() {
-            branch_event(&e, stats, obs);
-        }
-        Some(outcomes.into_iter().map(|o| (o, None)).collect())
-    }
-
     /// Answers every call in `calls` with "interrupted".
     fn interrupted(&mut self, calls: &[ToolCall]) {
         for c in calls {
@@ -315,17 +277,6 @@ impl Agent<'_> {
         }
         self.record_result(call, outcome, !read_only, stats, obs);
     }
-}
-
-/// Counts a branch's model calls with the task's and passes the event on.
-fn branch_event(e: &BranchEvent, stats: &mut Stats, obs: &mut dyn Observer) {
-    if let BranchEvent::ModelCall { result, .. } = e {
-        stats.llm_calls += 1;
-        if let Ok(u) = result {
-            super::add_usage(stats, *u);
-        }
-    }
-    obs.branch(e);
 }
 
 /// What the calls of one reply did, for the todo reminder and the snapshot nudge.

@@ -3,7 +3,7 @@
 
 mod batch;
 pub mod branch;
-pub mod call;
+mod call;
 mod derive;
 pub mod dispatch;
 mod effects;
@@ -13,7 +13,7 @@ mod manage;
 mod model;
 pub mod observer;
 mod outcome;
-pub mod parallel;
+mod parallel;
 pub mod schema;
 pub mod use_skill;
 mod window;

@@ -34,7 +34,7 @@ pub trait Observer: Send {
     /// A model call made outside the conversation: a summary (compaction, checkpoints) or a
     /// tool's derive step (answering a prompt from a tool's result).
     fn summary_call(&mut self, _c: &SummaryCall) {}
-    /// A branch started, made a model or tool call, or ended (`agent/branch.rs`).
+    /// A branch started, made a model or tool call, or ended (`agent/branch/`).
     fn branch(&mut self, _e: &super::branch::BranchEvent) {}
 }
 

@@ -2,14 +2,19 @@
 //! parent's system prompt and the description, never the parent's transcript), on the same
 //! client and session; its final answer is the tool result and its context is then dropped.
 
-use super::call::{CallOutcome, parse_arguments};
+mod args;
+mod group;
+mod running;
+
+pub use args::{Args, MAX_TURNS, parse};
+use running::Entry;
+pub use running::{Running, RunningBranch};
+
+use super::call::CallOutcome;
 use super::{Toolbox, parallel};
 use crate::capabilities::effects::Effect;
 use crate::llm::{Client, Message, Request, ToolCall, ToolDef, Usage};
-use serde_json::{Value, json};
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use serde_json::json;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -17,9 +22,6 @@ use tokio::sync::mpsc::UnboundedSender;
 pub const NAME: &str = "branch";
 /// At most this many branches of one reply run at once.
 pub const MAX_CONCURRENT: usize = 4;
-const DEFAULT_TURNS: u64 = 10;
-/// The most turns a branch may be given.
-pub const MAX_TURNS: u64 = 50;
 /// The longest conclusion given back to the parent, in bytes.
 pub const CONCLUSION_MAX_BYTES: usize = 8 * 1024;
 /// The longest tool result kept in a branch's context, in bytes.
@@ -46,36 +48,6 @@ pub fn def() -> ToolDef {
             "additionalProperties": false
         }),
     }
-}
-
-/// A branch call's checked arguments.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Args {
-    pub description: String,
-    pub max_turns: u32,
-    pub allow_writes: bool,
-}
-
-/// Checks the arguments; Err is a correction for the model.
-pub fn parse(raw: &str) -> Result<Args, String> {
-    let v = parse_arguments(raw)?;
-    let description = match v.get("description") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
-        _ => return Err("'description' is required: say what the branch should find out".into()),
-    };
-    let max_turns = match v.get("max_turns") {
-        None | Some(Value::Null) => DEFAULT_TURNS,
-        Some(n) => match n.as_u64() {
-            Some(n) if (1..=MAX_TURNS).contains(&n) => n,
-            _ => return Err(format!("'max_turns' must be a whole number from 1 to {MAX_TURNS}")),
-        },
-    };
-    let allow_writes = match v.get("allow_writes") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err("'allow_writes' must be true or false".into()),
-    };
-    Ok(Args { description, max_turns: u32::try_from(max_turns).unwrap_or(10), allow_writes })
 }
 
 /// How a branch ended.
@@ -126,67 +98,6 @@ pub enum BranchEvent {
         end: End,
         turns: u32,
     },
-}
-
-/// One running branch, for `/status`.
-#[derive(Debug, Clone)]
-pub struct RunningBranch {
-    pub description: String,
-    pub started: Instant,
-    pub turns: u32,
-}
-
-/// The branches running now, shared with the front end (`/status`), and the id counter.
-#[derive(Debug, Clone, Default)]
-pub struct Running(Arc<(Mutex<BTreeMap<u64, RunningBranch>>, AtomicU64)>);
-
-impl Running {
-    fn with<T>(&self, f: impl FnOnce(&mut BTreeMap<u64, RunningBranch>) -> T) -> T {
-        f(&mut self.0.0.lock().unwrap_or_else(|p| p.into_inner()))
-    }
-
-    /// Registers a branch; it is removed when the returned entry is dropped.
-    fn begin(&self, description: &str) -> Entry {
-        let n = self.0.1.fetch_add(1, Ordering::SeqCst) + 1;
-        let shown: String = description.chars().take(80).collect();
-        self.with(|m| m.insert(n, RunningBranch { description: shown, started: Instant::now(), turns: 0 }));
-        Entry { running: self.clone(), n }
-    }
-
-    /// The running branches, oldest first, with their ids.
-    pub fn list(&self) -> Vec<(String, RunningBranch)> {
-        self.with(|m| m.iter().map(|(n, b)| (id_of(*n), b.clone())).collect())
-    }
-}
-
-fn id_of(n: u64) -> String {
-    format!("branch-{n}")
-}
-
-/// A branch's place in [`Running`], given up when it ends or is cancelled.
-struct Entry {
-    running: Running,
-    n: u64,
-}
-
-impl Entry {
-    fn id(&self) -> String {
-        id_of(self.n)
-    }
-
-    fn turn(&self, turns: u32) {
-        self.running.with(|m| {
-            if let Some(b) = m.get_mut(&self.n) {
-                b.turns = turns;
-            }
-        });
-    }
-}
-
-impl Drop for Entry {
-    fn drop(&mut self) {
-        self.running.with(|m| m.remove(&self.n));
-    }
 }
 
 /// What a branch borrows from its parent.
@@ -374,35 +285,6 @@ pub(super) fn kind(offered: bool, call: &ToolCall) -> Option<parallel::Kind> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn arguments_have_defaults_and_bounds() {
-        let a = parse(r#"{"description":"  find the parser "}"#).unwrap();
-        assert_eq!(a, Args { description: "find the parser".into(), max_turns: 10, allow_writes: false });
-        let a = parse(r#"{"description":"x","max_turns":1,"allow_writes":true}"#).unwrap();
-        assert_eq!((a.max_turns, a.allow_writes), (1, true));
-        assert!(parse(r#"{"description":" "}"#).unwrap_err().contains("'description' is required"));
-        assert!(parse(r#"{}"#).unwrap_err().contains("'description' is required"));
-        assert!(parse(r#"{"description":"x","max_turns":0}"#).unwrap_err().contains("from 1 to 50"));
-        assert!(parse(r#"{"description":"x","max_turns":2.5}"#).unwrap_err().contains("whole number"));
-        assert!(parse(r#"{"description":"x","allow_writes":"yes"}"#).unwrap_err().contains("true or false"));
-    }
-
-    #[test]
-    fn running_branches_are_listed_until_they_end() {
-        let r = Running::default();
-        let a = r.begin("first");
-        let b = r.begin(&"long ".repeat(40));
-        b.turn(3);
-        let list = r.list();
-        assert_eq!(list.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(), ["branch-1", "branch-2"]);
-        assert_eq!((list[1].1.turns, list[1].1.description.chars().count()), (3, 80));
-        drop(a);
-        assert_eq!(r.list().len(), 1);
-        drop(b);
-        assert!(r.list().is_empty());
-        assert_eq!(r.begin("third").id(), "branch-3", "ids are not reused");
-    }
 
     #[test]
     fn long_text_is_cut_on_a_character_boundary() {
