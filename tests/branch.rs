@@ -288,3 +288,15 @@ fn the_audit_log_records_a_branchs_model_and_tool_calls_under_its_id() {
     let tool_call = lines.iter().find(|l| l["type"] == "tool_call" && l["branch"].is_null()).unwrap();
     assert_eq!(tool_call["tool"], "branch");
 }
+
+#[test]
+fn the_repl_shows_a_branch_starting_and_status_lists_none_once_it_ended() {
+    let sb = Sandbox::new();
+    let server =
+        ModelServer::start(Flavor::OpenAi, parent(&[branch_call(json!({"description": "KEY-REPL: look"}))]));
+    server.set_routes(vec![("KEY-REPL", vec![text("nothing to see")])]);
+    let out = sb.repl(&server.url(), &[], &["look around", "/status", "/exit"]);
+    assert!(out.contains("branch-1: KEY-REPL: look"), "the start is shown: {out}");
+    assert!(out.contains("parent done"), "{out}");
+    assert!(out.contains("branches:   none running"), "an ended branch is not listed: {out}");
+}
