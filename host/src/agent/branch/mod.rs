@@ -57,7 +57,7 @@ pub enum End {
     Done,
     /// It used all its turns first.
     MaxTurns,
-    /// Its model call failed (or its arguments were refused).
+    /// A model call failed.
     Error,
 }
 
