@@ -1,5 +1,6 @@
 //! Runtime benchmarks: `cargo bench --bench runtime [-- SECTION...]`, where a SECTION is
-//! `inproc`, `tools`, `read`, `grep`, `agent`, `skills`, `context`, `windows`, `spawn`, `mcp` (default: these ten) or `examples`. Prints a markdown table of the
+//! `inproc`, `tools`, `read`, `grep`, `agent`, `parallel`, `skills`, `context`, `windows`, `spawn`, `mcp`
+//! (default: these eleven) or `examples`. Prints a markdown table of the
 //! median, p90, min and max of repeated runs; BENCHMARKS.md has the figures and their reading.
 //!
 //! Cargo builds the release `corral` binary before it runs a bench (CARGO_BIN_EXE_corral);
@@ -22,6 +23,8 @@ mod fixtures;
 mod inproc;
 #[path = "runtime/mcp.rs"]
 mod mcp;
+#[path = "runtime/parallel.rs"]
+mod parallel;
 #[path = "runtime/report.rs"]
 mod report;
 #[path = "runtime/skills.rs"]
@@ -37,8 +40,10 @@ mod windows;
 
 use std::process::ExitCode;
 
-const SECTIONS: [&str; 11] =
-    ["inproc", "tools", "read", "grep", "agent", "skills", "context", "windows", "spawn", "mcp", "examples"];
+const SECTIONS: [&str; 12] = [
+    "inproc", "tools", "read", "grep", "agent", "parallel", "skills", "context", "windows", "spawn", "mcp",
+    "examples",
+];
 
 fn main() -> ExitCode {
     // cargo passes `--bench`; other arguments choose sections.
@@ -80,6 +85,10 @@ fn main() -> ExitCode {
                     rows
                 });
                 table.add("agent", agent);
+            }
+            if wanted("parallel") {
+                eprintln!("one reply of read-only calls, side by side and one at a time...");
+                table.add("parallel", parallel::rows(&c));
             }
             if wanted("mcp") {
                 eprintln!("corral mcp serve: start to tools/list, and calls over stdio...");

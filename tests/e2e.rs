@@ -7,6 +7,7 @@ mod support;
 
 mod agent;
 mod authoring;
+mod branch;
 mod ci;
 mod cli;
 mod commands;
@@ -19,6 +20,7 @@ mod grants;
 mod llm;
 mod mcp_client;
 mod mcp_serve;
+mod parallel;
 mod providers;
 mod sandbox;
 mod session;

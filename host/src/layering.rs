@@ -86,6 +86,10 @@ mod tests {
     /// The names a file uses as `super::name` or `crate::<module>::name`: each brace group
     /// opened right after the prefix counts every first name in it.
     fn sibling_uses(text: &str, module: &str) -> Vec<String> {
+        // Comments (a doc link to a sibling) are no use of it.
+        let code: String =
+            text.lines().filter(|l| !l.trim_start().starts_with("//")).map(|l| format!("{l}\n")).collect();
+        let text = code.as_str();
         let ident = |s: &str| -> String {
             s.trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect()
         };
@@ -109,8 +113,7 @@ mod tests {
     /// Within each module, the files (and folders) beside each other form no cycle either:
     /// `cli/session` may use `cli/repl`, but then `cli/repl` may not use `cli/session`.
     /// Sibling cycles still to break (debt): none may join them.
-    const CYCLE_DEBT: &[&str] =
-        &["agent/dispatch <-> agent/use_skill", "context/alternate <-> context/transcript"];
+    const CYCLE_DEBT: &[&str] = &["context/alternate <-> context/transcript"];
 
     #[test]
     fn no_cycles_between_sibling_files() {

@@ -156,6 +156,10 @@ struct State {
     output_cap: Option<u64>,
     /// The window the server enforces, when set (see [`ModelServer::enforce_window`]).
     enforce: Option<u64>,
+    /// Scripts chosen by the first user message (see [`ModelServer::set_routes`]).
+    routes: Vec<(String, VecDeque<Step>)>,
+    /// The requests answered from a route, with its key, in arrival order.
+    routed: Vec<(String, Captured)>,
 }
 
 /// What a request costs on a window-enforcing server: a quarter of the characters of its
@@ -163,6 +167,18 @@ struct State {
 pub fn prompt_tokens(body: &Value) -> u64 {
     let part = |k: &str| body.get(k).map_or(0, |v| v.to_string().len());
     ((part("system") + part("messages") + part("tools")) / 4) as u64
+}
+
+/// The text of the first user message of a request, in either wire format.
+pub fn first_user_text(body: &Value) -> String {
+    let Some(m) = body["messages"].as_array().into_iter().flatten().find(|m| m["role"] == "user") else {
+        return String::new();
+    };
+    match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        _ => String::new(),
+    }
 }
 
 /// The reply cap a request asked for.
@@ -269,6 +285,18 @@ impl ModelServer {
         st.window = Some(n);
     }
 
+    /// Answers a request whose first user message contains a route's key from that route's
+    /// steps instead of the main script (for sub-agents started in parallel, whose requests
+    /// arrive in no fixed order); once a route's steps are used up, its requests get a 500.
+    pub fn set_routes(&self, routes: Vec<(&str, Vec<Step>)>) {
+        self.state().routes = routes.into_iter().map(|(k, s)| (k.to_string(), s.into())).collect();
+    }
+
+    /// The requests answered from the route `key`, in arrival order.
+    pub fn routed_requests(&self, key: &str) -> Vec<Captured> {
+        self.state().routed.iter().filter(|(k, _)| k == key).map(|(_, c)| c.clone()).collect()
+    }
+
     /// The summary requests received so far, in order.
     pub fn summary_requests(&self) -> Vec<Captured> {
         self.state().summary_requests.clone()
@@ -373,6 +401,22 @@ fn serve(shared: &Shared, mut conn: TcpStream) -> std::io::Result<()> {
         return match step {
             Some(step) => run(shared, &mut conn, &req, step),
             None => respond(&mut conn, 400, &[], br#"{"error":{"message":"no summary scripted"}}"#),
+        };
+    }
+    let route = {
+        let first = first_user_text(&req.body);
+        let mut st = shared.state.lock().unwrap_or_else(|p| p.into_inner());
+        let hit = st.routes.iter().position(|(k, _)| first.contains(k.as_str()));
+        hit.map(|i| {
+            let key = st.routes[i].0.clone();
+            st.routed.push((key, req.clone()));
+            st.routes[i].1.pop_front()
+        })
+    };
+    if let Some(step) = route {
+        return match step {
+            Some(step) => run(shared, &mut conn, &req, step),
+            None => respond(&mut conn, 500, &[], b"model server route exhausted"),
         };
     }
     let (index, step) = {

@@ -1,7 +1,9 @@
 //! Running the tool calls of one model reply: each call in its sandbox (unless its tool was
-//! left out), its result recorded, the snapshot desk told what ran, a requested restore
-//! applied, and the read-only streak counted for the snapshot nudge.
+//! left out), its effects applied (`agent/effects.rs`), its result recorded, the snapshot desk
+//! told what ran, and the read-only streak counted for the snapshot nudge.
 
+use super::branch;
+use super::parallel::{self, Kind};
 use super::{
     Agent, CallOutcome, Observer, Outcome, Stats, SummaryCall, TODO_REMINDER_AFTER, Toolbox, derive,
 };
@@ -9,6 +11,7 @@ use crate::capabilities::process::clean;
 use crate::context::{small, snapshot};
 use crate::llm::{Client, Message, Response, ToolCall};
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 /// At most this many skills are activated from one message's `$name` mentions.
 const MAX_MENTIONED_SKILLS: usize = 3;
@@ -116,8 +119,10 @@ impl Agent<'_> {
         }
     }
 
-    /// Records the reply and runs its calls in order. Err when the person interrupted (the
-    /// calls not run get an "interrupted" result, so every call keeps its answer).
+    /// Records the reply and runs its calls: in order, except that a run of read-only calls
+    /// may run side by side (`agent/parallel.rs`); results are recorded in the model's order.
+    /// Err when the person interrupted (the calls not finished get an "interrupted" result,
+    /// so every call keeps its answer).
     pub(super) async fn run_calls(
         &mut self,
         response: &Response,
@@ -126,86 +131,158 @@ impl Agent<'_> {
     ) -> Result<(), Outcome> {
         let reply_id = self.transcript.push(response.to_message());
         self.tools.session.snapshot.set_current(reply_id);
-        let mut used_todo = false;
-        let mut read_only_turn = true;
-        for (i, call) in response.tool_calls.iter().enumerate() {
-            obs.tool_start(call);
-            let interrupt = self.interrupt.clone();
-            let (outcome, derived) = tokio::select! {
-                r = call_and_derive(self.llm, &self.tools, &self.hidden, call) => r,
-                _ = interrupt.wait() => {
-                    for c in &response.tool_calls[i..] {
-                        self.transcript.push(Message::Tool {
-                            call_id: c.id.clone(),
-                            name: c.name.clone(),
-                            content: "error (interrupted): the person stopped this call".into(),
-                            is_error: true,
-                            images: Vec::new(),
-                        });
-                    }
+        let calls = &response.tool_calls;
+        let kinds: Vec<Kind> = calls.iter().map(|c| self.kind_of(c)).collect();
+        let width = parallel::width(self.cfg.parallel_calls);
+        let mut turn = TurnMarks { used_todo: false, read_only: true };
+        for range in parallel::groups(&kinds) {
+            let kind = kinds[range.start];
+            let together = kind != Kind::Alone && range.len() > 1 && (kind == Kind::Branch || width > 1);
+            // A group that does not run together runs as one-call batches, each shown as it runs.
+            let batches: Vec<Range<usize>> =
+                if together { vec![range] } else { range.map(|i| i..i + 1).collect() };
+            for batch in batches {
+                let group = &calls[batch.clone()];
+                for call in group {
+                    obs.tool_start(call);
+                }
+                let results = if kind == Kind::Branch {
+                    self.run_branches(group, stats, obs).await
+                } else {
+                    self.run_batch(group, width).await
+                };
+                let Some(results) = results else {
+                    self.interrupted(&calls[batch.start..]);
                     return Err(Outcome::Interrupted);
+                };
+                for (call, (outcome, derived)) in group.iter().zip(results) {
+                    self.finish_call(reply_id, call, outcome, derived, &mut turn, stats, obs);
                 }
-            };
-            if let Some(record) = derived {
-                stats.llm_calls += 1;
-                if let Ok(u) = &record.result {
-                    super::add_usage(stats, *u);
-                }
-                obs.summary_call(&record);
             }
-            let read_only = self.tools.is_read_only(&call.name);
-            read_only_turn &= read_only;
-            self.tools.session.snapshot.note_call(&call.name, read_only);
-            let outcome = self.finish_restore(reply_id, outcome, stats);
-            used_todo |= call.name == "todo";
-            self.activity.push(activity_line(call, &outcome));
-            if self.activity.len() > 50 {
-                self.activity.drain(..25);
-            }
-            self.record_result(call, outcome, !read_only, stats, obs);
         }
-        if used_todo {
+        if turn.used_todo {
             self.turns_since_todo = 0;
             self.reminder_gap = TODO_REMINDER_AFTER;
             self.last_reminder = None;
         } else {
             self.turns_since_todo += 1;
         }
-        if self.streak.turn(read_only_turn) && self.tools.registry.tool("snapshot").is_some() {
+        if self.streak.turn(turn.read_only) && self.tools.registry.tool("snapshot").is_some() {
             self.nudge(obs, snapshot::NUDGE);
         }
         Ok(())
     }
 
-    /// Applies a `snapshot restore` the call just asked for: collapses its scope and
-    /// reports the result in place of the tool's own text.
-    fn finish_restore(&mut self, reply_id: u64, mut outcome: CallOutcome, stats: &mut Stats) -> CallOutcome {
-        let Some(restore) = self.tools.session.snapshot.take_pending() else { return outcome };
-        let result =
-            self.transcript.position(reply_id).ok_or_else(|| "the reply is gone".to_string()).and_then(
-                |end| {
-                    let start = snapshot::scope_start(&self.transcript, restore.from, end)?;
-                    snapshot::collapse(&mut self.transcript, start, end, &restore.label, &restore.summary)
-                },
-            );
-        match result {
-            Ok(c) => {
-                self.tools.session.snapshot.restored(&restore.label, &restore.summary);
-                stats.snapshot_restores += 1;
-                outcome.content = format!(
-                    "Collapsed {} turns into your summary '{}' (saved ~{} tokens). The summary is also kept in the \
-                     system prompt. Carry on from it.",
-                    c.turns, restore.label, c.saved
-                );
-                outcome.is_error = false;
-            }
-            Err(e) => {
-                outcome.content = format!("error (conflict): {e}");
-                outcome.is_error = true;
-            }
+    /// How the call may run beside others.
+    fn kind_of(&self, call: &ToolCall) -> Kind {
+        if let Some(k) = branch::kind(self.offers_branch, call) {
+            k
+        } else if self.hidden.contains(&call.name) {
+            Kind::Alone
+        } else if self.tools.is_read_only(&call.name) {
+            Kind::ReadOnly
+        } else {
+            Kind::Alone
         }
-        outcome
     }
+
+    /// Runs one batch: a single call, or read-only calls side by side on up to `width`
+    /// threads, then their derive steps side by side on this one (they wait on the network).
+    /// None when the person interrupted.
+    async fn run_batch(
+        &self,
+        group: &[ToolCall],
+        width: usize,
+    ) -> Option<Vec<(CallOutcome, Option<SummaryCall>)>> {
+        let interrupt = self.interrupt.clone();
+        if let [call] = group {
+            return tokio::select! {
+                r = call_and_derive(self.llm, &self.tools, &self.hidden, call) => Some(vec![r]),
+                _ = interrupt.wait() => None,
+            };
+        }
+        let slots = parallel::on_threads(&self.tools, group, width, &interrupt);
+        let mut outcomes = Vec::with_capacity(group.len());
+        for (call, slot) in group.iter().zip(slots) {
+            if interrupt.is_set() {
+                return None;
+            }
+            let outcome = match slot {
+                Some(o) => o,
+                // No thread could be started for it: run it here.
+                None => tokio::select! {
+                    o = call_tool(&self.tools, &self.hidden, call) => o,
+                    _ = interrupt.wait() => return None,
+                },
+            };
+            outcomes.push(outcome);
+        }
+        let derived = futures_util::future::join_all(
+            group
+                .iter()
+                .zip(outcomes)
+                .map(|(call, o)| derive_if_asked(self.llm, &self.tools, &self.hidden, call, o)),
+        );
+        tokio::select! {
+            r = derived => Some(r),
+            _ = interrupt.wait() => None,
+        }
+    }
+
+    /// Answers every call in `calls` with "interrupted".
+    fn interrupted(&mut self, calls: &[ToolCall]) {
+        for c in calls {
+            self.transcript.push(Message::Tool {
+                call_id: c.id.clone(),
+                name: c.name.clone(),
+                content: "error (interrupted): the person stopped this call".into(),
+                is_error: true,
+                images: Vec::new(),
+            });
+        }
+    }
+
+    /// Counts, applies and records one finished call of the reply `reply_id`.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_call(
+        &mut self,
+        reply_id: u64,
+        call: &ToolCall,
+        outcome: CallOutcome,
+        derived: Option<SummaryCall>,
+        turn: &mut TurnMarks,
+        stats: &mut Stats,
+        obs: &mut dyn Observer,
+    ) {
+        if let Some(record) = derived {
+            stats.llm_calls += 1;
+            if let Ok(u) = &record.result {
+                super::add_usage(stats, *u);
+            }
+            obs.summary_call(&record);
+        }
+        // A branch's own calls told the desk what they did; the branch call itself changes
+        // nothing unless it was given the write tools.
+        let read_only = match branch::kind(self.offers_branch, call) {
+            Some(_) => !branch::may_write(call),
+            None => self.tools.is_read_only(&call.name),
+        };
+        turn.read_only &= read_only;
+        self.tools.session.snapshot.note_call(&call.name, read_only);
+        let outcome = self.apply_effects(reply_id, outcome, stats);
+        turn.used_todo |= outcome.changed_todo();
+        self.activity.push(activity_line(call, &outcome));
+        if self.activity.len() > 50 {
+            self.activity.drain(..25);
+        }
+        self.record_result(call, outcome, !read_only, stats, obs);
+    }
+}
+
+/// What the calls of one reply did, for the todo reminder and the snapshot nudge.
+struct TurnMarks {
+    used_todo: bool,
+    read_only: bool,
 }
 
 /// Runs one call and, when the call asks for its tool's declared derive step and succeeds,
@@ -217,6 +294,17 @@ async fn call_and_derive(
     call: &ToolCall,
 ) -> (CallOutcome, Option<SummaryCall>) {
     let outcome = call_tool(tools, hidden, call).await;
+    derive_if_asked(llm, tools, hidden, call, outcome).await
+}
+
+/// The derive step of a finished call, when the call asks for it and succeeded.
+async fn derive_if_asked(
+    llm: &Client,
+    tools: &Toolbox<'_>,
+    hidden: &BTreeSet<String>,
+    call: &ToolCall,
+    outcome: CallOutcome,
+) -> (CallOutcome, Option<SummaryCall>) {
     match derive::requested(tools, call) {
         Some((d, prompt)) if !outcome.is_error && !hidden.contains(&call.name) => {
             let (outcome, record) = derive::run(llm, call, &d, &prompt, outcome).await;
@@ -229,18 +317,11 @@ async fn call_and_derive(
 /// Runs one call, unless its tool was left out of this session.
 async fn call_tool(tools: &Toolbox<'_>, hidden: &BTreeSet<String>, call: &ToolCall) -> CallOutcome {
     if hidden.contains(&call.name) {
-        return CallOutcome {
-            content: format!(
-                "error (not-found): the tool '{}' is not available in this session: its plugin's schemas did not \
-                 fit the model's context window. Use the tools you were given",
-                call.name
-            ),
-            is_error: true,
-            plugin: None,
-            duration: std::time::Duration::ZERO,
-            change: None,
-            images: Vec::new(),
-        };
+        return CallOutcome::refused(format!(
+            "error (not-found): the tool '{}' is not available in this session: its plugin's schemas did not \
+             fit the model's context window. Use the tools you were given",
+            call.name
+        ));
     }
     tools.call(call).await
 }

@@ -26,7 +26,7 @@ const SYSTEM: &str = "You answer one request using only the material you are giv
 pub(super) fn requested(tools: &Toolbox<'_>, call: &ToolCall) -> Option<(Derive, String)> {
     let (spec, _) = tools.registry.tool(&call.name)?;
     let derive = spec.derive.clone()?;
-    let args = super::dispatch::parse_arguments(&call.arguments).ok()?;
+    let args = super::call::parse_arguments(&call.arguments).ok()?;
     let prompt = args.get(&derive.argument)?.as_str()?.trim().to_string();
     (!prompt.is_empty()).then_some((derive, prompt))
 }

@@ -1,14 +1,16 @@
 //! Runs the tools the model asked for: parse and check the arguments, invoke the plugin in
 //! its sandbox, and turn every outcome, the model's mistakes included, into a tool message.
 
+use super::call::{CallOutcome, error_text, parse_arguments};
 use super::{schema, use_skill};
 use crate::capabilities::Session;
+use crate::capabilities::effects::{Effect, FileChange};
 use crate::llm::{ToolCall, ToolDef};
 use crate::runtime::skills::{Ctx, SkillSet};
-use crate::runtime::{Limits, Registry, Runtime, ToolError};
+use crate::runtime::{Limits, Registry, Runtime};
 use serde_json::Value;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The largest file whose before/after text is kept to show an edit as a diff.
 const DIFF_MAX_BYTES: u64 = 1 << 20;
@@ -23,85 +25,6 @@ pub struct Toolbox<'a> {
     pub limits: Limits,
     /// Tools from outside the registry (other MCP servers), when there are any.
     pub external: Option<&'a dyn super::external::ExternalTools>,
-}
-
-/// A file a tool changed, for display.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileChange {
-    pub path: String,
-    pub before: Option<String>,
-    pub after: Option<String>,
-}
-
-/// The result of one tool call, ready for the transcript.
-#[derive(Debug, Clone)]
-pub struct CallOutcome {
-    /// The text the model sees.
-    pub content: String,
-    pub is_error: bool,
-    /// The plugin that ran the call, when one did.
-    pub plugin: Option<String>,
-    pub duration: Duration,
-    pub change: Option<FileChange>,
-    /// Images the tool returned, before the provider's rules are applied.
-    pub images: Vec<crate::runtime::Image>,
-}
-
-impl CallOutcome {
-    fn refused(content: String) -> Self {
-        CallOutcome {
-            content,
-            is_error: true,
-            plugin: None,
-            duration: Duration::ZERO,
-            change: None,
-            images: Vec::new(),
-        }
-    }
-}
-
-/// Parses the model's argument text. Empty means `{}`; a JSON object encoded as a string is
-/// unwrapped. Anything else that is not an object is refused with a correction.
-pub fn parse_arguments(raw: &str) -> Result<Value, String> {
-    let raw = raw.trim();
-    if raw.is_empty() {
-        return Ok(Value::Object(Default::default()));
-    }
-    let value: Value = serde_json::from_str(raw).map_err(|e| {
-        format!(
-            "the arguments are not valid JSON ({e}). Send them again as one JSON object that matches \
-             the tool's schema, with strings quoted and escaped"
-        )
-    })?;
-    match value {
-        Value::Object(_) => Ok(value),
-        Value::String(inner) => match serde_json::from_str::<Value>(&inner) {
-            Ok(v @ Value::Object(_)) => Ok(v),
-            _ => Err("the arguments must be a JSON object, not a string".to_string()),
-        },
-        other => Err(format!("the arguments must be a JSON object, not {}", kind_of(&other))),
-    }
-}
-
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// The text the model sees for a failed call.
-pub fn error_text(e: &ToolError) -> String {
-    let mut s = format!("error ({}): {}", e.kind.as_str(), e.message);
-    if let Some(h) = &e.hint {
-        s.push_str("\nhint: ");
-        s.push_str(h);
-    }
-    s
 }
 
 impl Toolbox<'_> {
@@ -175,23 +98,23 @@ impl Toolbox<'_> {
             self.runtime.invoke(plugin, self.session, &call.name, &args.to_string(), &self.limits).await;
         let duration = started.elapsed();
         let plugin_name = Some(plugin.info.name.clone());
+        let mut effects = report.effects;
         match report.result {
             Ok(out) => {
                 let mut content = out.text;
                 if content.trim().is_empty() && out.images.is_empty() {
                     content = "(the tool returned no output)".to_string();
                 }
-                let change = watched.map(|(path, abs)| FileChange {
-                    path,
-                    before: before.flatten(),
-                    after: read_small(&abs),
-                });
+                if let Some((path, abs)) = watched {
+                    let after = read_small(&abs);
+                    effects.push(Effect::FileChanged(FileChange { path, before: before.flatten(), after }));
+                }
                 CallOutcome {
                     content,
                     is_error: false,
                     plugin: plugin_name,
                     duration,
-                    change,
+                    effects,
                     images: out.images,
                 }
             }
@@ -200,7 +123,7 @@ impl Toolbox<'_> {
                 is_error: true,
                 plugin: plugin_name,
                 duration,
-                change: None,
+                effects,
                 images: Vec::new(),
             },
         }
@@ -239,7 +162,7 @@ async fn external_call(ext: &dyn super::external::ExternalTools, call: &ToolCall
         is_error: r.is_error,
         plugin: Some(r.source),
         duration: started.elapsed(),
-        change: None,
+        effects: Vec::new(),
         images: Vec::new(),
     }
 }
@@ -250,20 +173,4 @@ fn read_small(path: &std::path::Path) -> Option<String> {
         return None;
     }
     String::from_utf8(std::fs::read(path).ok()?).ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn arguments_are_parsed_leniently_but_must_be_objects() {
-        assert_eq!(parse_arguments("  ").unwrap(), serde_json::json!({}));
-        assert_eq!(parse_arguments(r#"{"a":1}"#).unwrap(), serde_json::json!({"a": 1}));
-        assert_eq!(parse_arguments(r#""{\"a\":1}""#).unwrap(), serde_json::json!({"a": 1}));
-        let e = parse_arguments(r#"{"a":"#).unwrap_err();
-        assert!(e.contains("not valid JSON") && e.contains("Send them again"), "{e}");
-        assert!(parse_arguments("[1]").unwrap_err().contains("not an array"));
-        assert!(parse_arguments(r#""text""#).unwrap_err().contains("not a string"));
-    }
 }

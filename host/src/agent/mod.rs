@@ -2,8 +2,11 @@
 //! results, and repeat until it answers, the turn limit is reached, or the person interrupts.
 
 mod batch;
+pub mod branch;
+mod call;
 mod derive;
 pub mod dispatch;
+mod effects;
 pub mod external;
 pub mod history;
 pub mod images;
@@ -11,13 +14,16 @@ mod manage;
 mod model;
 pub mod observer;
 mod outcome;
+mod parallel;
 pub mod schema;
 pub mod use_skill;
 mod window;
 
+pub use crate::capabilities::effects::{Effect, FileChange};
 /// The system prompt and continue-here notes moved to `context`; kept here for old paths.
 pub use crate::context::{prompt, resume};
-pub use dispatch::{CallOutcome, FileChange, Toolbox};
+pub use call::CallOutcome;
+pub use dispatch::Toolbox;
 pub use external::{ExternalResult, ExternalTool, ExternalTools};
 pub use manage::ContextStatus;
 pub use observer::{Compaction, CompactionKind, Interrupt, Observer, Quiet, SummaryCall};
@@ -55,6 +61,9 @@ pub struct AgentConfig {
     /// (`--max-output-kb`, `--max-output-lines`); small windows lower the byte cap further.
     pub max_output_bytes: usize,
     pub max_output_lines: u32,
+    /// Most read-only calls of one reply run at once (`agent.parallel_calls`; the cores
+    /// bound it too). 1 runs every call in turn.
+    pub parallel_calls: u32,
 }
 
 /// One conversation with the model over the session's tools.
@@ -99,6 +108,10 @@ pub struct Agent<'a> {
     turns_since_todo: u32,
     reminder_gap: u32,
     last_reminder: Option<String>,
+    /// Whether `branch` is offered (no plugin took the name).
+    offers_branch: bool,
+    /// The branches running now (for `/status`).
+    branches: branch::Running,
     pub interrupt: Interrupt,
     pub totals: Stats,
 }
@@ -147,7 +160,12 @@ impl<'a> Agent<'a> {
         let costs = external::costs(&tools);
         let external_generation = tools.external.map_or(0, |e| e.generation());
         let budget = Budget::new(cfg.window, cfg.max_output_tokens);
-        let all = tools.defs();
+        let mut all = tools.defs();
+        let offers_branch = tools.registry.tool(branch::NAME).is_none();
+        if offers_branch {
+            all.push(branch::def());
+            all.sort_by(|a, b| a.name.cmp(&b.name));
+        }
         let small_defs = small::compact(&all, 0);
         // Terse mode follows what corral itself needs (its built-in tools); large plugins are
         // the schema budget's business (`schemas::plan`).
@@ -185,6 +203,8 @@ impl<'a> Agent<'a> {
             turns_since_todo: 0,
             reminder_gap: TODO_REMINDER_AFTER,
             last_reminder: None,
+            offers_branch,
+            branches: branch::Running::default(),
             interrupt: Interrupt::default(),
             totals: Stats::default(),
         };
@@ -204,6 +224,11 @@ impl<'a> Agent<'a> {
 
     pub fn config(&self) -> &AgentConfig {
         &self.cfg
+    }
+
+    /// The branches running now; a handle the front end may keep (`/status`).
+    pub fn running_branches(&self) -> branch::Running {
+        self.branches.clone()
     }
 
     /// Warnings from start-up that the person should see.

@@ -1,7 +1,7 @@
 //! What the loop reports as it works, for the terminal, JSON streams and tests; and the
 //! interrupt flag that Ctrl-C sets to stop the current turn.
 
-use super::dispatch::CallOutcome;
+use super::call::CallOutcome;
 use crate::context::Report;
 use crate::llm::{Event, Response, ToolCall, Usage};
 use serde::Serialize;
@@ -34,6 +34,8 @@ pub trait Observer: Send {
     /// A model call made outside the conversation: a summary (compaction, checkpoints) or a
     /// tool's derive step (answering a prompt from a tool's result).
     fn summary_call(&mut self, _c: &SummaryCall) {}
+    /// A branch started, made a model or tool call, or ended (`agent/branch/`).
+    fn branch(&mut self, _e: &super::branch::BranchEvent) {}
 }
 
 /// One summary call: what it was for, how long it took and what it cost, or why it failed.

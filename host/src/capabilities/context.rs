@@ -120,9 +120,9 @@ pub const NOBODY_TO_ASK: &str = "no one can answer questions in this run (one-sh
      decide using your best judgement, state the assumption you made, and carry on";
 
 /// Where questions go: a person, or nobody. Set once the front end knows whether a person
-/// is there.
+/// is there. Questions from calls running side by side are put one at a time.
 #[derive(Default)]
-pub struct AskChannel(RwLock<Option<Arc<dyn Asker>>>);
+pub struct AskChannel(RwLock<Option<Arc<dyn Asker>>>, Mutex<()>);
 
 impl AskChannel {
     /// Sends questions to `asker` (or to nobody, with `None`).
@@ -135,7 +135,10 @@ impl AskChannel {
     pub fn ask(&self, question: &str, choices: &[String]) -> Result<String, String> {
         let asker = self.0.read().ok().and_then(|a| a.clone());
         match asker {
-            Some(a) => a.ask(question, choices),
+            Some(a) => {
+                let _turn = self.1.lock().unwrap_or_else(|p| p.into_inner());
+                a.ask(question, choices)
+            }
             None => Err(NOBODY_TO_ASK.to_string()),
         }
     }

@@ -2,6 +2,7 @@
 //! function that needs a capability checks the plugin's grant first (the registry already
 //! refused components importing what they were not granted; this is the second line).
 
+use super::effects::{self, Effect};
 use super::grant::Capability;
 use super::{ErrorCode, Session, WsError, http as net, process as proc, trash, workspace};
 use crate::wit::{context as wit_ctx, host_info, http, kv, log, process, types, workspace as wit_ws};
@@ -17,6 +18,8 @@ pub struct PluginCtx {
     /// Time this call spent waiting for the person or for a fetch, which its timeout does
     /// not count.
     pub paused: PauseClock,
+    /// What this call did that the agent loop acts on (a todo change, a snapshot restore).
+    pub effects: effects::Sink,
 }
 
 /// Accumulates paused time for one call; the call's timeout takes it as credit, including
@@ -191,6 +194,7 @@ impl wit_ctx::Host for PluginCtx {
         self.session.sections.set(&self.plugin, &name, &body)?;
         if name == "todo" {
             super::state::mirror_todo(&self.session, &body);
+            self.effects.push(Effect::TodoChanged);
         }
         Ok(())
     }
@@ -221,7 +225,12 @@ impl wit_ctx::Host for PluginCtx {
         force: bool,
     ) -> Result<(), String> {
         self.check(Capability::Context)?;
-        self.session.snapshot.restore(label.as_deref(), &summary, force)
+        if self.effects.has_restore() {
+            return Err("a restore is already pending in this reply; call restore once per reply".into());
+        }
+        let restore = self.session.snapshot.restore(label.as_deref(), &summary, force)?;
+        self.effects.push(Effect::SnapshotRestore(restore));
+        Ok(())
     }
 
     async fn snapshot_cancel(&mut self) -> Result<String, String> {

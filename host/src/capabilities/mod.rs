@@ -7,6 +7,7 @@
 #![deny(clippy::disallowed_methods)]
 
 pub mod context;
+pub mod effects;
 pub mod grant;
 mod guard;
 mod host_impl;

@@ -1,6 +1,6 @@
 //! The host side of the `snapshot-*` functions of the WIT `context` interface: the checkpoint,
-//! which tools have dirtied the scope, the restore the agent applies after the call, and the
-//! completed summaries. The agent tells the desk where the conversation is and what ran.
+//! which tools have dirtied the scope, the restore a call asks for (handed to the loop as the
+//! call's effect), and the completed summaries. The agent tells the desk where it is and what ran.
 
 use std::sync::Mutex;
 
@@ -17,7 +17,7 @@ pub struct Checkpoint {
     pub at: u64,
 }
 
-/// A restore the agent must apply when the current tool call returns.
+/// A restore the agent must apply when the call that asked for it returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Restore {
     pub label: String,
@@ -46,7 +46,6 @@ struct State {
     dirty_since_checkpoint: Vec<String>,
     /// Mutating tools since the person's last message or the last restore.
     dirty_since_boundary: Vec<String>,
-    pending: Option<Restore>,
     /// Completed summaries, oldest first: (label, summary).
     history: Vec<(String, String)>,
     restores: u32,
@@ -85,8 +84,9 @@ impl Desk {
         })
     }
 
-    /// `snapshot-restore`: checks the request and leaves it for the agent to apply.
-    pub fn restore(&self, label: Option<&str>, summary: &str, force: bool) -> Result<(), String> {
+    /// `snapshot-restore`: checks the request and returns the restore for the agent to apply
+    /// after the call (it travels as the call's [`super::effects::Effect::SnapshotRestore`]).
+    pub fn restore(&self, label: Option<&str>, summary: &str, force: bool) -> Result<Restore, String> {
         let summary = summary.trim();
         if summary.is_empty() {
             return Err(
@@ -103,9 +103,6 @@ impl Desk {
         }
         let label = label.map(check_label).transpose()?;
         self.with(|s| {
-            if s.pending.is_some() {
-                return Err("a restore is already pending in this reply; call restore once per reply".into());
-            }
             let dirty = if s.checkpoint.is_some() { &s.dirty_since_checkpoint } else { &s.dirty_since_boundary };
             if !dirty.is_empty() && !force {
                 return Err(format!(
@@ -119,8 +116,7 @@ impl Desk {
             let label = label
                 .or_else(|| s.checkpoint.as_ref().map(|c| c.label.clone()))
                 .unwrap_or_else(|| "investigation".to_string());
-            s.pending = Some(Restore { label, summary: summary.to_string(), from: s.checkpoint.as_ref().map(|c| c.at) });
-            Ok(())
+            Ok(Restore { label, summary: summary.to_string(), from: s.checkpoint.as_ref().map(|c| c.at) })
         })
     }
 
@@ -164,11 +160,6 @@ impl Desk {
     /// The agent: the person wrote a message (a new natural boundary).
     pub fn person_spoke(&self) {
         self.with(|s| s.dirty_since_boundary.clear());
-    }
-
-    /// The agent: the restore asked for in the last call, if any.
-    pub fn take_pending(&self) -> Option<Restore> {
-        self.with(|s| s.pending.take())
     }
 
     /// The agent: a restore was applied; its summary joins the history.
@@ -226,9 +217,7 @@ mod tests {
         assert_eq!(d.checkpoint(), Some(Checkpoint { label: "auth bug".into(), at: 7 }));
         assert!(d.restore(None, " ", false).unwrap_err().contains("summary is empty"));
         assert!(d.restore(None, &"s".repeat(4001), false).unwrap_err().contains("limit is 4000"));
-        d.restore(None, "found it", false).unwrap();
-        assert!(d.restore(None, "again", false).unwrap_err().contains("already pending"));
-        let p = d.take_pending().unwrap();
+        let p = d.restore(None, "found it", false).unwrap();
         assert_eq!(p, Restore { label: "auth bug".into(), summary: "found it".into(), from: Some(7) });
         d.restored(&p.label, &p.summary);
         let st = d.status();
@@ -251,12 +240,10 @@ mod tests {
             "{e}"
         );
         d.save("cp").unwrap();
-        d.restore(None, "s", false).unwrap();
-        assert_eq!(d.take_pending().unwrap().label, "cp", "a fresh checkpoint is clean");
+        assert_eq!(d.restore(None, "s", false).unwrap().label, "cp", "a fresh checkpoint is clean");
         d.note_call("write_file", false);
         assert!(d.restore(Some("named"), "s", false).is_err());
-        d.restore(Some("named"), "s", true).unwrap();
-        assert_eq!(d.take_pending().unwrap().label, "named");
+        assert_eq!(d.restore(Some("named"), "s", true).unwrap().label, "named");
         d.person_spoke();
         d.cancel().unwrap();
         assert!(d.status().dirty.is_empty(), "a new message from the person starts a clean scope");

@@ -3,6 +3,7 @@
 //! call (tokens, duration, outcome) and per tool call (tool, plugin, plugin sha256, a digest
 //! of the arguments, outcome, bytes, duration), written as they happen, and a closing line.
 
+use crate::agent::branch::BranchEvent;
 use crate::agent::{CallOutcome, Compaction, Observer, SummaryCall, TaskResult};
 use crate::llm::{Event, Response, ToolCall};
 use serde_json::{Value, json};
@@ -193,6 +194,12 @@ fn error_kind(content: &str) -> Option<&str> {
 }
 
 impl Audit<'_> {
+    /// The line of one tool call.
+    fn tool_line(&self, call: &ToolCall, o: &CallOutcome) -> Value {
+        let sha = o.plugin.as_ref().and_then(|p| self.shas.get(p)).cloned();
+        tool_call_line(call, o, sha.as_deref())
+    }
+
     /// A conversation call that got no reply: failed for good, or refused as too long.
     fn failed_call(&mut self, error: &str) {
         let ms = self.call_started.take().map(|t| t.elapsed().as_secs_f64() * 1000.0);
@@ -256,9 +263,48 @@ impl Observer for Audit<'_> {
     }
 
     fn tool_done(&mut self, call: &ToolCall, o: &CallOutcome) {
-        let sha = o.plugin.as_ref().and_then(|p| self.shas.get(p)).cloned();
-        self.line(tool_call_line(call, o, sha.as_deref()));
+        let line = self.tool_line(call, o);
+        self.line(line);
         self.inner.tool_done(call, o);
+    }
+
+    fn branch(&mut self, e: &BranchEvent) {
+        let line = match e {
+            BranchEvent::Start { id, call_id, description, max_turns, allow_writes } => json!({
+                "type": "branch_start",
+                "branch": id,
+                "call_id": call_id,
+                "description_sha256": digest(description.as_bytes()),
+                "max_turns": max_turns,
+                "allow_writes": allow_writes,
+            }),
+            BranchEvent::ModelCall { id, duration, result } => {
+                let mut line = json!({
+                    "type": "model_call",
+                    "purpose": "branch",
+                    "branch": id,
+                    "model": self.model,
+                    "outcome": if result.is_ok() { "ok" } else { "error" },
+                    "input_tokens": result.as_ref().map_or(0, |u| u.input_tokens),
+                    "output_tokens": result.as_ref().map_or(0, |u| u.output_tokens),
+                    "duration_ms": duration.as_secs_f64() * 1000.0,
+                });
+                if let Err(e) = result {
+                    line["error"] = json!(e);
+                }
+                line
+            }
+            BranchEvent::ToolCall { id, call, outcome } => {
+                let mut line = self.tool_line(call, outcome);
+                line["branch"] = json!(id);
+                line
+            }
+            BranchEvent::End { id, end, turns } => {
+                json!({"type": "branch_end", "branch": id, "outcome": end.as_str(), "turns": turns})
+            }
+        };
+        self.line(line);
+        self.inner.branch(e);
     }
 
     fn notice(&mut self, text: &str) {

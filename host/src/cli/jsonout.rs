@@ -1,6 +1,7 @@
 //! Machine-readable output for scripts and CI: `json` prints one result object at the end,
 //! `stream-json` prints one event per line as the session runs. Both carry a schema version.
 
+use crate::agent::branch::BranchEvent;
 use crate::agent::{CallOutcome, Compaction, Observer, TaskResult};
 use crate::llm::{Event, Response, ToolCall};
 use serde_json::{Value, json};
@@ -68,6 +69,10 @@ impl Observer for StreamJson {
         }));
     }
 
+    fn tool_start(&mut self, call: &ToolCall) {
+        emit(json!({"type": "tool_start", "id": call.id, "name": call.name}));
+    }
+
     fn tool_done(&mut self, call: &ToolCall, o: &CallOutcome) {
         emit(json!({
             "type": "tool_result",
@@ -82,6 +87,19 @@ impl Observer for StreamJson {
 
     fn notice(&mut self, text: &str) {
         emit(json!({"type": "notice", "text": text}));
+    }
+
+    fn branch(&mut self, e: &BranchEvent) {
+        match e {
+            BranchEvent::Start { id, call_id, description, max_turns, allow_writes } => emit(json!({
+                "type": "branch_start", "id": id, "call_id": call_id, "description": description,
+                "max_turns": max_turns, "allow_writes": allow_writes,
+            })),
+            BranchEvent::End { id, end, turns } => {
+                emit(json!({"type": "branch_end", "id": id, "outcome": end.as_str(), "turns": turns}))
+            }
+            BranchEvent::ModelCall { .. } | BranchEvent::ToolCall { .. } => {}
+        }
     }
 
     fn compaction(&mut self, c: &Compaction) {

@@ -244,6 +244,10 @@ pub struct GlobalArgs {
     /// Most model turns in one run [default: 100] [env: CORRAL_MAX_TURNS]
     #[arg(long, global = true, value_name = "N", help_heading = "Agent")]
     pub max_turns: Option<u32>,
+    /// Most read-only calls of one reply run at the same time, never more than the cores;
+    /// 1 runs every call in turn [default: 8] [key: agent.parallel_calls]
+    #[arg(long, global = true, value_name = "N", help_heading = "Agent")]
+    pub parallel_calls: Option<u64>,
     /// Do not append to HISTORY.md
     #[arg(long, global = true, help_heading = "Agent")]
     pub no_history: bool,

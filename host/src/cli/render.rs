@@ -1,6 +1,7 @@
 //! Terminal rendering of a session on stderr: a spinner while the model thinks, streamed
 //! text, one compact line per tool call, edits as coloured diffs, and notices.
 
+use crate::agent::branch::BranchEvent;
 use crate::agent::{CallOutcome, Compaction, Observer};
 use crate::llm::{Event, Response, ToolCall};
 use crate::termtext::{self, cut_words};
@@ -240,7 +241,7 @@ impl Observer for Terminal {
             let tint = if outcome.is_error { s.red } else { s.dim };
             eprintln!("    {tint}{line}{reset}");
         }
-        if let Some(change) = &outcome.change {
+        if let Some(change) = outcome.file_change() {
             eprint!(
                 "{}",
                 diff(
@@ -264,6 +265,13 @@ impl Observer for Terminal {
 
     fn compaction(&mut self, c: &Compaction) {
         self.notice(&format!("context: {}", c.describe()));
+    }
+
+    fn branch(&mut self, e: &BranchEvent) {
+        if let BranchEvent::Start { id, description, .. } = e {
+            let what: String = description.chars().take(100).collect();
+            self.notice(&format!("{id}: {what}"));
+        }
     }
 }
 

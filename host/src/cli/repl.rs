@@ -149,7 +149,8 @@ pub async fn run(
             }
             Input::Status => {
                 let window = context_window(env, client).await;
-                eprintln!("{}\nwindow:     {window}", status(agent, env, client));
+                let branches = branches_line(&agent.running_branches());
+                eprintln!("{}\nwindow:     {window}\nbranches:   {branches}", status(agent, env, client));
             }
             Input::Clear => {
                 agent.clear();
@@ -266,6 +267,21 @@ fn status(agent: &mut Agent<'_>, env: &Env, client: &Client) -> String {
         c.restores,
         if waiting { "a continue-here note is waiting" } else { "none" },
     )
+}
+
+/// The running branches, one `id (turn n, s): description` each, or "none running".
+fn branches_line(running: &crate::agent::branch::Running) -> String {
+    let list = running.list();
+    if list.is_empty() {
+        return "none running".to_string();
+    }
+    list.iter()
+        .map(|(id, b)| {
+            let what = crate::termtext::clean(&b.description);
+            format!("{id} (turn {}, {} s): {what}", b.turns, b.started.elapsed().as_secs())
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 #[cfg(test)]

@@ -191,6 +191,7 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         memory_full: s.agent.memory_full,
         max_output_bytes: s.limits.output_bytes,
         max_output_lines: s.agent.max_output_lines,
+        parallel_calls: s.agent.parallel_calls,
     };
     let mut agent = Agent::new(&client, toolbox, prompt, cfg, continue_note);
     if let Err(e) = agent.window_check() {

@@ -75,6 +75,7 @@ pub fn flag_layer(g: &GlobalArgs, cwd: &Path) -> Flags {
         .opt("limits.memory_mib", "--memory-mib", g.memory_mib)
         .opt("limits.max_output_kb", "--max-output-kb", g.max_output_kb)
         .opt("agent.max_output_lines", "--max-output-lines", g.max_output_lines)
+        .opt("agent.parallel_calls", "--parallel-calls", g.parallel_calls)
         .opt("network.mode", "--network", g.network.clone())
         .list("plugins.grants", "--grant", &g.grant)
         .opt("plugins.policy", "--policy", g.policy.clone())
@@ -429,6 +430,8 @@ mod tests {
             "9",
             "--max-output-lines",
             "300",
+            "--parallel-calls",
+            "2",
             "--network",
             "on",
             "--grant",

@@ -220,6 +220,7 @@ pub static KEYS: &[KeyDef] = &[
     free("agent.proactive_summaries", Kind::Bool, None),
     free("agent.memory_full", Kind::Bool, None),
     narrow("agent.max_output_lines", uint(10, 1_000_000), Some(Plain("CORRAL_MAX_OUTPUT_LINES"))),
+    narrow("agent.parallel_calls", uint(1, 16), None),
     free("output.quiet", Kind::Bool, None),
     free("output.format", Kind::Choice(FORMATS), None),
     free("output.color", Kind::Choice(COLORS), Some(Presence("NO_COLOR", "never"))),

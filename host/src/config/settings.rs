@@ -151,6 +151,8 @@ pub struct AgentSettings {
     pub memory_full: bool,
     /// Most lines of one tool result kept in the conversation (beside the byte cap).
     pub max_output_lines: u32,
+    /// Most read-only calls of one reply run at the same time (also bounded by the cores).
+    pub parallel_calls: u32,
 }
 
 /// How results are printed.
@@ -280,6 +282,7 @@ impl Default for AgentSettings {
             proactive_summaries: false,
             memory_full: false,
             max_output_lines: 2000,
+            parallel_calls: 8,
         }
     }
 }
@@ -336,6 +339,7 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "agent.proactive_summaries" => Value::Bool(a.proactive_summaries),
         "agent.memory_full" => Value::Bool(a.memory_full),
         "agent.max_output_lines" => Value::Int(a.max_output_lines.into()),
+        "agent.parallel_calls" => Value::Int(a.parallel_calls.into()),
         "output.quiet" => Value::Bool(o.quiet),
         "output.format" => Value::Str(o.format.as_str().into()),
         "output.color" => Value::Str(o.color.as_str().into()),
@@ -399,6 +403,7 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
         ("agent.proactive_summaries", Value::Bool(b)) => a.proactive_summaries = b,
         ("agent.memory_full", Value::Bool(b)) => a.memory_full = b,
         ("agent.max_output_lines", Value::Int(n)) => a.max_output_lines = u32_of(n),
+        ("agent.parallel_calls", Value::Int(n)) => a.parallel_calls = u32_of(n),
         ("output.quiet", Value::Bool(b)) => o.quiet = b,
         ("output.format", Value::Str(x)) => o.format = OutputFormat::parse(&x).unwrap_or(o.format),
         ("output.color", Value::Str(x)) => o.color = ColorChoice::parse(&x).unwrap_or(o.color),

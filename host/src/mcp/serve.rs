@@ -254,7 +254,7 @@ mod tests {
             is_error: true,
             plugin: None,
             duration: std::time::Duration::ZERO,
-            change: None,
+            effects: Vec::new(),
             images: vec![crate::runtime::Image { mime_type: "image/png".into(), data: vec![7, 7, 7] }],
         };
         let v = serde_json::to_value(result(o)).unwrap();

@@ -17,8 +17,9 @@ pub fn config(pooling: bool, target: Option<&str>) -> wasmtime::Result<Config> {
     cfg.max_wasm_stack(1024 * 1024);
     cfg.async_stack_size(4 * 1024 * 1024);
     if pooling {
-        // Calls run one at a time per session; these bounds leave room for components built
-        // from several core modules (Python, JavaScript) and a few calls in flight.
+        // At most 16 calls run at once per session (read-only calls side by side, bounded by
+        // `agent.parallel_calls`); these bounds leave room for that, and for components built
+        // from several core modules (Python, JavaScript).
         let mut pool = PoolingAllocationConfig::new();
         pool.total_component_instances(32)
             .total_core_instances(256)

@@ -6,6 +6,7 @@ use super::limits::{Limits, MemoryLimiter};
 use super::output::{ErrorKind, ToolError, ToolOutput};
 use super::pipes::{CapturePipe, Captured};
 use super::{CallState, Plugin, Runtime};
+use crate::capabilities::effects::{Effect, Sink};
 use crate::capabilities::{PauseClock, PluginCtx, Session};
 use crate::wit::{ToolPlugin, ToolPluginPre, types as wit};
 use std::path::PathBuf;
@@ -22,6 +23,9 @@ pub struct CallReport<T> {
     pub stdout: Captured,
     pub stderr: Captured,
     pub duration: Duration,
+    /// What the call did that the agent acts on, in the order it happened; kept even when
+    /// the call failed afterwards.
+    pub effects: Vec<Effect>,
 }
 
 /// What one call's sandbox shows the component, always read-only.
@@ -46,6 +50,7 @@ struct Prepared {
     stdout: CapturePipe,
     stderr: CapturePipe,
     paused: PauseClock,
+    effects: Sink,
 }
 
 /// Runs `fut` for at most `limit` of wall-clock time, not counting the time recorded on
@@ -78,6 +83,7 @@ impl Runtime {
         view: &View,
     ) -> Result<Prepared, ToolError> {
         let paused = PauseClock::default();
+        let effects = Sink::default();
         let stdout = CapturePipe::new(limits.stdio_bytes);
         let stderr = CapturePipe::new(limits.stdio_bytes);
         let mut b = WasiCtxBuilder::new();
@@ -109,9 +115,14 @@ impl Runtime {
             wasi: b.build(),
             table: ResourceTable::new(),
             limiter: MemoryLimiter::new(limits.memory_bytes),
-            host: PluginCtx { plugin: Arc::from(plugin), session: session.clone(), paused: paused.clone() },
+            host: PluginCtx {
+                plugin: Arc::from(plugin),
+                session: session.clone(),
+                paused: paused.clone(),
+                effects: effects.clone(),
+            },
         };
-        Ok(Prepared { store: self.new_store(state), stdout, stderr, paused })
+        Ok(Prepared { store: self.new_store(state), stdout, stderr, paused, effects })
     }
 
     /// Runs `call` (which instantiates the component in the fresh store it is given and
@@ -130,7 +141,8 @@ impl Runtime {
             Ok(p) => p,
             Err(e) => {
                 let (stdout, stderr) = (Captured::default(), Captured::default());
-                return CallReport { result: Err(e), stdout, stderr, duration: started.elapsed() };
+                let duration = started.elapsed();
+                return CallReport { result: Err(e), stdout, stderr, duration, effects: Vec::new() };
             }
         };
         let outcome = with_pausable_timeout(limits.timeout, &p.paused, call(&mut p.store)).await;
@@ -146,7 +158,8 @@ impl Runtime {
             Some(Err(e)) => Err(classify(&e, p.store.data().limiter.exceeded, limits, &stderr)),
             Some(Ok(r)) => convert(r),
         };
-        CallReport { result, stdout: p.stdout.captured(), stderr, duration: started.elapsed() }
+        let (stdout, effects) = (p.stdout.captured(), p.effects.take());
+        CallReport { result, stdout, stderr, duration: started.elapsed(), effects }
     }
 
     /// Calls `describe` on a fresh instance.
@@ -178,7 +191,8 @@ impl Runtime {
             Err(why) => {
                 let err = ToolError::new(ErrorKind::Internal, why.to_string());
                 let (stdout, stderr) = (Captured::default(), Captured::default());
-                return CallReport { result: Err(err), stdout, stderr, duration: Duration::ZERO };
+                let effects = Vec::new();
+                return CallReport { result: Err(err), stdout, stderr, duration: Duration::ZERO, effects };
             }
         };
         let plugin = plugin.info.name.as_str();

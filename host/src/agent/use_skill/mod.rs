@@ -4,7 +4,8 @@
 
 pub mod args;
 
-use super::dispatch::{CallOutcome, error_text, parse_arguments};
+use super::call::{CallOutcome, error_text, parse_arguments};
+use crate::capabilities::effects::Effect;
 use crate::llm::ToolDef;
 use crate::runtime::skills::{Ctx, Skill, SkillSet, closest_first, rules};
 use crate::runtime::{ToolError, ToolOutput};
@@ -46,18 +47,20 @@ pub fn def(skills: &SkillSet) -> ToolDef {
 /// Runs one `use_skill` call. Never fails: every problem is an error message for the model.
 pub async fn call(skills: &SkillSet, ctx: Ctx<'_>, raw_args: &str) -> CallOutcome {
     let started = Instant::now();
-    let (content, is_error, plugin) = match run(skills, ctx, raw_args).await {
+    let mut effects = Vec::new();
+    let (content, is_error, plugin) = match run(skills, ctx, raw_args, &mut effects).await {
         Ok((text, skill)) => (text, false, Some(skill)),
         Err((text, skill)) => (text, true, skill),
     };
-    CallOutcome { content, is_error, plugin, duration: started.elapsed(), change: None, images: Vec::new() }
+    CallOutcome { content, is_error, plugin, duration: started.elapsed(), effects, images: Vec::new() }
 }
 
 pub use crate::runtime::skills::plugin_label;
 
 type Answer = Result<(String, String), (String, Option<String>)>;
 
-async fn run(skills: &SkillSet, ctx: Ctx<'_>, raw_args: &str) -> Answer {
+/// `effects`: what a script did that the loop acts on (a skill script may use the context).
+async fn run(skills: &SkillSet, ctx: Ctx<'_>, raw_args: &str, effects: &mut Vec<Effect>) -> Answer {
     let invalid = |e: String| (format!("error (invalid-args): {e}"), None);
     let value = parse_arguments(raw_args).map_err(invalid)?;
     let Request { name, action } = args::parse(&value).map_err(invalid)?;
@@ -77,7 +80,7 @@ async fn run(skills: &SkillSet, ctx: Ctx<'_>, raw_args: &str) -> Answer {
     let text = match action {
         Action::Activate => activate(skills, ctx, skill).await,
         Action::Load(paths) => load(skills, ctx, skill, &paths).await,
-        Action::Script(script, argv) => script_run(skills, ctx, skill, &script, &argv).await,
+        Action::Script(script, argv) => script_run(skills, ctx, skill, &script, &argv, effects).await,
     }
     .map_err(fail)?;
     Ok((cap(text, ctx.limits.output_bytes), label))
@@ -172,6 +175,7 @@ async fn script_run(
     skill: &Skill,
     script: &str,
     argv: &[String],
+    effects: &mut Vec<Effect>,
 ) -> Result<String, String> {
     rules::check_script_name(script).map_err(|e| format!("error (invalid-args): {e}"))?;
     let scripts = skills.scripts(ctx, skill).await.result.map_err(|e| err(&e))?;
@@ -188,6 +192,7 @@ async fn script_run(
         ));
     };
     let report = skills.run_script(ctx, skill, name, argv).await;
+    effects.extend(report.effects);
     let out = report.result.map_err(|e| err(&e))?;
     let mut text = out.text;
     if text.trim().is_empty() {
