@@ -745,3 +745,32 @@ fn the_repl_says_at_start_when_nothing_listens_at_the_model_server() {
     let out = sb.repl(&format!("http://127.0.0.1:{port}/v1"), &["--provider", "openai"], &["/exit"]);
     assert!(out.contains(&format!("nothing is listening at 127.0.0.1:{port}")), "{out}");
 }
+
+/// A file name that is not UTF-8 cannot be returned by a WASI listing: list_files shows it
+/// escaped (from the host) with what that means, grep says it was not searched, and every
+/// other entry is still listed and searched.
+#[test]
+fn names_that_are_not_utf8_are_shown_escaped_not_hidden() {
+    use std::os::unix::ffi::OsStrExt;
+    let sb = Sandbox::new();
+    std::fs::create_dir(sb.ws.join("sub")).unwrap();
+    for dir in [sb.ws.clone(), sb.ws.join("sub")] {
+        std::fs::write(dir.join(std::ffi::OsStr::from_bytes(b"bad\xffname.txt")), "hello\n").unwrap();
+        std::fs::write(dir.join("z.txt"), "hello\n").unwrap();
+    }
+    let r = sb.tool(&[], "list_files", &json!({"pattern": "**/*.txt"})).ok();
+    for shown in ["bad\\xffname.txt (its name is not UTF-8", "sub/bad\\xffname.txt (its name is not UTF-8"] {
+        assert!(r.stdout.contains(shown), "{shown} in {}", r.stdout);
+    }
+    for other in ["hello.txt", "z.txt", "sub/z.txt"] {
+        assert!(r.stdout.lines().any(|l| l == other), "{other} in {}", r.stdout);
+    }
+    let r = sb.tool(&[], "grep", &json!({"pattern": "hello"})).ok();
+    assert!(r.stdout.contains("Found 3 matches"), "{}", r.stdout);
+    assert!(r.stdout.contains("not searched: 2 file(s) whose names are not UTF-8"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("bad\\xffname.txt") && r.stdout.contains("sub/bad\\xffname.txt"),
+        "{}",
+        r.stdout
+    );
+}

@@ -160,6 +160,11 @@ impl wit_ws::Host for PluginCtx {
             .map(|t| wit_ws::TrashInfo { id: t.id, location: t.location })
             .map_err(to_wit)
     }
+
+    async fn undecodable_names(&mut self, path: String) -> Result<Vec<String>, wit_ws::Error> {
+        // Reading a listing needs no grant, as the plugin's own WASI listing does not.
+        workspace::undecodable_names(&self.session, &path).map_err(to_wit)
+    }
 }
 
 impl kv::Host for PluginCtx {

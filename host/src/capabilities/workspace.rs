@@ -24,6 +24,25 @@ pub fn note_read(s: &Session, input: &str) {
     }
 }
 
+/// The entries of the directory `input` (inside a root, symlinks resolved like any read)
+/// whose names are not UTF-8, escaped with `termtext::os_name`, sorted: a WASI listing
+/// cannot return them, so the listing tools ask for them here rather than hide them.
+pub fn undecodable_names(s: &Session, input: &str) -> Result<Vec<String>, WsError> {
+    let loc = s.roots.resolve(input, true)?;
+    let shown = s.roots.display(&loc);
+    let root = &s.roots.all()[loc.root].dir;
+    let rel = if loc.rel.as_os_str().is_empty() { Path::new(".") } else { loc.rel.as_path() };
+    let entries = root.read_dir(rel).map_err(|e| WsError::from_io(&shown, &e))?;
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .filter(|n| n.to_str().is_none())
+        .map(|n| crate::termtext::os_name(&n))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
 /// Refuses to change an existing file the session has not read; `refusal` says why.
 pub(super) fn check_guard(
     s: &Session,

@@ -137,7 +137,12 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_files: usize) -> Result<Output
     // Walk: regular files, and symlinks that lead to one the sandbox lets us see.
     let root = resolver.workspace_root().to_path_buf();
     let mut files: Vec<PathBuf> = Vec::new();
+    let mut undecodable: Vec<String> = Vec::new();
     walk::walk(&base, None, &mut |entry| {
+        if entry.kind == Kind::Undecodable {
+            undecodable.push(resolver.display(&entry.path));
+            return Flow::Continue;
+        }
         if entry.kind != Kind::File && entry.kind != Kind::Symlink {
             return Flow::Continue;
         }
@@ -155,6 +160,20 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_files: usize) -> Result<Output
         Flow::Continue
     });
     let mut notes = Vec::new();
+    if !undecodable.is_empty() {
+        let shown: Vec<&str> = undecodable.iter().take(5).map(String::as_str).collect();
+        let more = if undecodable.len() > 5 {
+            format!(" and {} more", undecodable.len() - 5)
+        } else {
+            String::new()
+        };
+        notes.push(format!(
+            "[not searched: {} file(s) whose names are not UTF-8, shown escaped: {}{more}; no tool can open \
+             them until they are renamed]",
+            undecodable.len(),
+            shown.join(", ")
+        ));
+    }
     if files.len() > max_files {
         // Only then does the order matter before searching: keep the newest.
         let total = files.len();

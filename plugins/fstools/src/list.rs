@@ -46,6 +46,8 @@ struct Hit {
     /// Newest first; `None` (a broken symlink) sorts last.
     mtime: Option<u128>,
     dir: bool,
+    /// Its name is not UTF-8: shown escaped, and it cannot be opened.
+    undecodable: bool,
 }
 
 pub fn run(ws: &dyn Workspace, args: &Value) -> Result<Output, ToolError> {
@@ -112,18 +114,25 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_walk: usize) -> Result<Output,
         if !glob.is_match(rel) {
             return Flow::Continue;
         }
+        if entry.kind == Kind::Undecodable {
+            if !dirs_only {
+                hits.push(Hit { path: entry.path.clone(), mtime: None, dir: false, undecodable: true });
+            }
+            return Flow::Continue;
+        }
         match std::fs::metadata(&entry.path) {
             Ok(m) if dirs_only && !m.is_dir() => {}
             Ok(m) => hits.push(Hit {
                 path: entry.path.clone(),
                 mtime: Some(common::mtime_key(&m)),
                 dir: m.is_dir(),
+                undecodable: false,
             }),
             // A dangling symlink is still a match; it sorts last.
             Err(e)
                 if entry.kind == Kind::Symlink && !dirs_only && e.kind() == std::io::ErrorKind::NotFound =>
             {
-                hits.push(Hit { path: entry.path.clone(), mtime: None, dir: false })
+                hits.push(Hit { path: entry.path.clone(), mtime: None, dir: false, undecodable: false })
             }
             // Unreadable, or a symlink the sandbox refuses (it leads out of the workspace).
             Err(_) => {}
@@ -160,7 +169,9 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_walk: usize) -> Result<Output,
         if hit.dir {
             line.push('/');
         }
-        if hit.mtime.is_none() {
+        if hit.undecodable {
+            line.push_str(" (its name is not UTF-8, shown escaped: no tool can open it; rename it with a command to use it)");
+        } else if hit.mtime.is_none() {
             line.push_str(" (broken symlink)");
         }
         if out.len() + line.len() + 1 > cap {

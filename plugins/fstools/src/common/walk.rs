@@ -5,7 +5,8 @@
 //! `.ignore` rule wins over a `.gitignore` rule, which wins over `.git/info/exclude`, and
 //! within one kind the deepest directory's rule wins. The user's global git excludes are
 //! not read. Hidden files are walked, `.git` never is. Symlinks are reported, never
-//! followed. Entries a directory listing or the sandbox refuses are skipped silently.
+//! followed. Entries a directory listing or the sandbox refuses are skipped silently, except
+//! those whose names are not UTF-8: they are reported with the name escaped (Kind::Undecodable).
 //! Within a directory, entries come in byte order of their names.
 //!
 //! Inside the sandbox the walk works on `wasi:filesystem` descriptors: each directory is
@@ -24,6 +25,9 @@ pub enum Kind {
     Symlink,
     /// FIFOs, sockets, devices and anything unknown.
     Other,
+    /// An entry whose name is not UTF-8: its path holds the name escaped (`\xNN` for each
+    /// bad byte), so it cannot be opened; it is reported, never entered or read.
+    Undecodable,
 }
 
 /// One entry below the walk's root.
@@ -132,7 +136,10 @@ impl Walker<'_> {
         if depth > self.max_depth {
             return true;
         }
-        let mut entries = dir.entries();
+        let (mut entries, undecodable) = dir.entries();
+        if undecodable {
+            entries.extend(sys::undecodable_names(path).into_iter().map(|n| (n, Kind::Undecodable)));
+        }
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let has = |name: &str| entries.iter().any(|(n, _)| n == name);
         let read = |name: &str| {
@@ -190,7 +197,14 @@ impl Walker<'_> {
 mod sys {
     //! Directories as `wasi:filesystem` descriptors.
     use super::Kind;
+    use corral_plugin_sdk::host::{Host, Workspace};
     use std::path::Path;
+
+    /// The escaped names of the entries of `path` that are not UTF-8, from the host (a WASI
+    /// listing cannot return them).
+    pub fn undecodable_names(path: &Path) -> Vec<String> {
+        Host.undecodable_names(path)
+    }
     use wasip2::filesystem::types::{Descriptor, DescriptorFlags, DescriptorType, OpenFlags, PathFlags};
 
     pub struct Dir(Descriptor);
@@ -204,9 +218,10 @@ mod sys {
                 .map(Dir)
         }
 
-        /// The entries (name and kind) of this directory; empty when it cannot be listed.
-        pub fn entries(&self) -> Vec<(String, Kind)> {
-            let Ok(stream) = self.0.read_directory() else { return Vec::new() };
+        /// The entries (name and kind) of this directory, empty when it cannot be listed, and
+        /// whether some entry could not be reported (a name that is not UTF-8, say).
+        pub fn entries(&self) -> (Vec<(String, Kind)>, bool) {
+            let Ok(stream) = self.0.read_directory() else { return (Vec::new(), false) };
             let mut out = Vec::new();
             // An entry the host cannot report (a name that is not UTF-8, say) is an error
             // for that entry alone; the bound guards against a stream that only fails.
@@ -229,7 +244,7 @@ mod sys {
                 };
                 out.push((entry.name, kind));
             }
-            out
+            (out, errors > 0)
         }
 
         /// The subdirectory `name` (not through a symlink).
@@ -266,6 +281,18 @@ mod sys {
     use super::Kind;
     use std::path::{Path, PathBuf};
 
+    /// The escaped names of the entries of `path` that are not UTF-8.
+    pub fn undecodable_names(path: &Path) -> Vec<String> {
+        let Ok(reader) = std::fs::read_dir(path) else { return Vec::new() };
+        let mut names: Vec<String> = reader
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_str().is_none())
+            .map(|e| corral_plugin_sdk::paths::escape_name(e.file_name().as_encoded_bytes()))
+            .collect();
+        names.sort();
+        names
+    }
+
     pub struct Dir(PathBuf);
 
     impl Dir {
@@ -273,9 +300,10 @@ mod sys {
             std::fs::metadata(path).ok().filter(|m| m.is_dir()).map(|_| Dir(path.to_path_buf()))
         }
 
-        pub fn entries(&self) -> Vec<(String, Kind)> {
-            let Ok(reader) = std::fs::read_dir(&self.0) else { return Vec::new() };
-            reader
+        pub fn entries(&self) -> (Vec<(String, Kind)>, bool) {
+            let Ok(reader) = std::fs::read_dir(&self.0) else { return (Vec::new(), false) };
+            let mut undecodable = false;
+            let out = reader
                 .filter_map(|e| {
                     let e = e.ok()?;
                     let t = e.file_type().ok()?;
@@ -288,9 +316,12 @@ mod sys {
                     } else {
                         Kind::Other
                     };
-                    Some((e.file_name().into_string().ok()?, kind))
+                    let name = e.file_name().into_string();
+                    undecodable |= name.is_err();
+                    Some((name.ok()?, kind))
                 })
-                .collect()
+                .collect();
+            (out, undecodable)
         }
 
         pub fn open_dir(&self, name: &str) -> Option<Dir> {
@@ -324,6 +355,29 @@ mod tests {
             Flow::Continue
         });
         out
+    }
+
+    #[test]
+    fn names_that_are_not_utf8_are_reported_escaped_and_never_entered() {
+        use std::os::unix::ffi::OsStrExt;
+        let t = tempfile::tempdir().unwrap();
+        let bad = std::ffi::OsStr::from_bytes(b"bad\xffname.txt");
+        fs::write(t.path().join(bad), "x").unwrap();
+        fs::create_dir(t.path().join(std::ffi::OsStr::from_bytes(b"dir\xfe"))).unwrap();
+        fs::write(t.path().join("a.txt"), "x").unwrap();
+        let mut seen = Vec::new();
+        walk(t.path(), None, &mut |e| {
+            seen.push((e.path.strip_prefix(t.path()).unwrap().to_string_lossy().into_owned(), e.kind));
+            Flow::Continue
+        });
+        assert_eq!(
+            seen,
+            [
+                ("a.txt".to_string(), Kind::File),
+                ("bad\\xffname.txt".to_string(), Kind::Undecodable),
+                ("dir\\xfe".to_string(), Kind::Undecodable),
+            ]
+        );
     }
 
     /// What ignore's WalkBuilder (ripgrep's walker) yields with the same settings.

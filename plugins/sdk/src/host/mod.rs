@@ -83,6 +83,12 @@ pub trait Workspace {
     fn rename(&self, from: &Path, to: &Path) -> Result<WriteInfo, FsError>;
     /// Moves `path` to the trash.
     fn trash(&self, path: &Path) -> Result<TrashInfo, FsError>;
+    /// The entries of directory `dir` whose names are not UTF-8, escaped (`\xNN`); a WASI
+    /// listing cannot return them. None by default (fakes, hosts without the function).
+    fn undecodable_names(&self, dir: &Path) -> Vec<String> {
+        let _ = dir;
+        Vec::new()
+    }
 }
 
 /// The real host, through the component's imports.
@@ -120,6 +126,9 @@ mod imports {
         }
         fn note_read(&self, path: &Path) {
             w::note_read(&path.to_string_lossy());
+        }
+        fn undecodable_names(&self, dir: &Path) -> Vec<String> {
+            w::undecodable_names(&dir.to_string_lossy()).unwrap_or_default()
         }
         fn write(&self, path: &Path, contents: &[u8]) -> Result<WriteInfo, FsError> {
             w::write(&path.to_string_lossy(), contents).map(info).map_err(err)
