@@ -72,7 +72,7 @@ pub fn run(
                 both.join(", ")
             )),
             Resolve::Missing(known) if known.is_empty() => e.with_hint("this skill has no scripts"),
-            Resolve::Missing(known) => e.with_hint(&format!("its scripts: {}", known.join(", "))),
+            Resolve::Missing(known) => e.with_hint(format!("its scripts: {}", known.join(", "))),
         }
     })?;
     let rel = rel.as_str();
