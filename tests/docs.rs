@@ -207,3 +207,51 @@ fn the_extraction_reads_blocks_words_and_placeholders() {
         format!("sha256 = \"{}\"   # x", "0".repeat(64))
     );
 }
+
+/// The Rust plugin in docs/authoring.md, as written there, built against the guest SDK of
+/// this checkout and run by the corral under test on a file of the workspace.
+#[test]
+fn the_rust_plugin_example_in_the_authoring_guide_builds_and_runs() {
+    let root = support::repo();
+    let guide = std::fs::read_to_string(root.join("docs/authoring.md")).unwrap();
+    let code = blocks(&guide, "rust");
+    assert_eq!(code.len(), 1, "one Rust example expected in docs/authoring.md");
+    let sb = Sandbox::new();
+    let krate = sb.tmp.path().join("word-count");
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    std::fs::write(krate.join("src/lib.rs"), &code[0].1).unwrap();
+    let sdk = root.join("plugins/sdk");
+    std::fs::write(
+        krate.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"word-count\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[lib]\n\
+             crate-type = [\"cdylib\"]\n\n[dependencies]\ncorral-plugin-sdk = {{ path = {:?} }}\n\n[workspace]\n",
+            sdk.display().to_string()
+        ),
+    )
+    .unwrap();
+    // The SDK's dependencies at the versions the built-in plugins use (already fetched).
+    std::fs::copy(root.join("plugins/Cargo.lock"), krate.join("Cargo.lock")).unwrap();
+    // Compiled once per checkout, not per run.
+    let target = root.join("target/docs-example");
+    let out = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["build", "--release", "--target", "wasm32-wasip2"])
+        .current_dir(&krate)
+        .env("CARGO_TARGET_DIR", &target)
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "the example does not build:\n{}", String::from_utf8_lossy(&out.stderr));
+    let wasm = target.join("wasm32-wasip2/release/word_count.wasm");
+    std::fs::create_dir_all(sb.ws.join("docs")).unwrap();
+    std::fs::write(sb.ws.join("docs/notes.txt"), "three small words\n").unwrap();
+    let plugin = wasm.display().to_string();
+    let r = sb
+        .tool(&["--plugin", &plugin], "word_count", &serde_json::json!({"file_path": "docs/notes.txt"}))
+        .ok();
+    assert_eq!(r.stdout.trim(), "3");
+    let r = sb
+        .tool(&["--plugin", &plugin], "word_count", &serde_json::json!({"file_path": "none.txt"}))
+        .tool_err();
+    assert!(r.stderr.contains("none.txt"), "{}", r.stderr);
+}

@@ -21,6 +21,12 @@ impl Resolver {
         Resolver { roots: ws.roots() }
     }
 
+    /// A resolver for the running plugin's roots, asking the host for nothing else: what a
+    /// plugin that only reads should use, since it then needs no grant.
+    pub fn of_host() -> Self {
+        Resolver { roots: crate::host::roots() }
+    }
+
     /// A resolver over explicit roots (the first is the workspace root).
     pub fn from_roots(roots: Vec<Root>) -> Self {
         Resolver { roots }

@@ -95,6 +95,8 @@ pub trait Workspace {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Host;
 
+pub use imports::roots;
+
 #[cfg(target_arch = "wasm32")]
 mod imports {
     use super::*;
@@ -117,12 +119,15 @@ mod imports {
         WriteInfo { path: i.path, bytes: i.bytes, existed: i.existed }
     }
 
+    /// The roots, asked of the host alone: a plugin that calls only this imports no
+    /// function that needs a grant (a `&dyn Workspace` links them all).
+    pub fn roots() -> Vec<Root> {
+        w::roots().into_iter().map(|r| Root { path: PathBuf::from(r.path), writable: r.writable }).collect()
+    }
+
     impl Workspace for Host {
         fn roots(&self) -> Vec<Root> {
-            w::roots()
-                .into_iter()
-                .map(|r| Root { path: PathBuf::from(r.path), writable: r.writable })
-                .collect()
+            roots()
         }
         fn note_read(&self, path: &Path) {
             w::note_read(&path.to_string_lossy());
@@ -190,9 +195,14 @@ mod imports {
         FsError { code: FsErrorCode::Io, message: "not running inside corral".into() }
     }
 
+    /// No roots outside a component.
+    pub fn roots() -> Vec<Root> {
+        Vec::new()
+    }
+
     impl Workspace for Host {
         fn roots(&self) -> Vec<Root> {
-            Vec::new()
+            roots()
         }
         fn note_read(&self, _path: &Path) {}
         fn write(&self, _: &Path, _: &[u8]) -> Result<WriteInfo, FsError> {
