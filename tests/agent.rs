@@ -786,3 +786,56 @@ fn notebook_edit_replaces_a_cell_after_read_file_shows_the_cells() {
     assert_eq!(v["cells"][0]["outputs"], json!([]));
     assert_eq!(v["metadata"]["kernelspec"]["name"], "python3");
 }
+
+/// An image file read by the model reaches it as an image, scaled down to the provider's
+/// longest side; a model that takes no images gets the description line only.
+#[test]
+fn an_image_file_reaches_the_model_scaled_down_to_what_it_takes() {
+    let sb = Sandbox::new();
+    let img = image::RgbImage::from_fn(4000, 3000, |x, y| image::Rgb([(x % 251) as u8, (y % 241) as u8, 60]));
+    image::DynamicImage::ImageRgb8(img).save(sb.ws.join("photo.png")).unwrap();
+    let server =
+        start(Mode::OpenAiStream, vec![tool("read_file", json!({"file_path": "photo.png"})), text("seen")]);
+    let r = sb.run(&["--base-url", &server.url(), "--model", "test-model", "--images", "true", "look"]);
+    assert_eq!((r.code, r.stdout.trim()), (0, "seen"), "{}", r.stderr);
+    let reqs = server.requests();
+    let body = reqs[1].body["messages"].to_string();
+    assert!(body.contains("photo.png: PNG image, 4000x3000 pixels"), "{body}");
+    assert!(body.contains("scaled down from 4000x3000 to 2048x1536 pixels"), "{body}");
+    let url = reqs[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .find_map(|p| p["image_url"]["url"].as_str().map(str::to_string))
+        .expect("an image part");
+    let (head, b64) = url.split_once(";base64,").unwrap();
+    assert!(head == "data:image/png" || head == "data:image/jpeg", "{head}");
+    let bytes = decode_base64(b64);
+    let seen = image::load_from_memory(&bytes).unwrap();
+    assert_eq!((seen.width(), seen.height()), (2048, 1536));
+
+    // A model that takes no images: the line, and a note instead of the image.
+    let server =
+        start(Mode::OpenAiStream, vec![tool("view_image", json!({"path": "photo.png"})), text("ok")]);
+    let r = sb.run(&["--base-url", &server.url(), "--model", "test-model", "--images", "false", "look"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let body = server.requests()[1].body["messages"].to_string();
+    assert!(body.contains("4000x3000 pixels") && body.contains("not shown"), "{body}");
+    assert!(!body.contains("image_url"), "{body}");
+}
+
+fn decode_base64(s: &str) -> Vec<u8> {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in s.bytes().filter(|c| *c != b'=') {
+        acc = (acc << 6) | ABC.iter().position(|a| *a == c).unwrap() as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
+}

@@ -1,11 +1,18 @@
 //! Images a tool returned, on their way to the model: kept (base64) where the provider and
-//! model take images and the image is within the cap, else replaced by a plain note saying why.
+//! model take images, scaled down first when larger than the provider takes, else replaced
+//! by a plain note saying why.
 
 use crate::llm::{Client, Image};
 
 /// The largest image sent, in bytes: Anthropic refuses images over 5 MB of base64 (3.75 MB
 /// of bytes); OpenAI allows more, so this one cap serves both.
 pub const MAX_IMAGE_BYTES: usize = 3_750_000;
+
+/// The longest side sent: Anthropic scales anything past 1568 pixels down itself (and
+/// refuses past 8000); OpenAI fits images into 2048 pixels.
+fn max_side(llm: &Client) -> u32 {
+    if llm.config().kind == crate::llm::ProviderKind::Anthropic { 1568 } else { 2048 }
+}
 
 /// The media types both wire formats accept.
 const TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
@@ -35,16 +42,22 @@ pub fn attach(llm: &Client, mut content: String, images: Vec<crate::runtime::Ima
                 i + 1,
                 img.mime_type
             ));
-        } else if img.data.len() > MAX_IMAGE_BYTES {
-            content.push_str(&format!(
-                "\n[image {} not shown: {:.1} MB is over the {:.2} MB limit for images sent to the model; \
-                 ask for a smaller image]",
-                i + 1,
-                img.data.len() as f64 / 1e6,
-                MAX_IMAGE_BYTES as f64 / 1e6
-            ));
         } else {
-            out.push(Image { mime_type: mime, base64: base64(&img.data) });
+            match super::downscale::fit(&img.data, &mime, max_side(llm), MAX_IMAGE_BYTES) {
+                Ok(None) => out.push(Image { mime_type: mime, base64: base64(&img.data) }),
+                Ok(Some(f)) => {
+                    content.push_str(&format!(
+                        "\n[image {} scaled down from {}x{} to {}x{} pixels to fit what the model takes]",
+                        i + 1,
+                        f.from.0,
+                        f.from.1,
+                        f.to.0,
+                        f.to.1
+                    ));
+                    out.push(Image { mime_type: f.mime_type, base64: base64(&f.data) });
+                }
+                Err(why) => content.push_str(&format!("\n[image {} not shown: {why}]", i + 1)),
+            }
         }
     }
     (content, out)
@@ -79,8 +92,12 @@ mod tests {
         Client::new(cfg).unwrap()
     }
 
-    fn png(n: usize) -> crate::runtime::Image {
-        crate::runtime::Image { mime_type: "image/png".into(), data: vec![7; n] }
+    /// A real PNG of `w` x `h` pixels.
+    fn png_of(w: u32, h: u32) -> crate::runtime::Image {
+        let img = image::RgbImage::from_fn(w, h, |x, y| image::Rgb([x as u8, y as u8, 9]));
+        let mut out = std::io::Cursor::new(Vec::new());
+        image::DynamicImage::ImageRgb8(img).write_to(&mut out, image::ImageFormat::Png).unwrap();
+        crate::runtime::Image { mime_type: "image/png".into(), data: out.into_inner() }
     }
 
     #[test]
@@ -93,30 +110,40 @@ mod tests {
 
     #[test]
     fn images_go_to_models_that_take_them_and_are_named_elsewhere() {
-        let (text, imgs) = attach(&client(ProviderKind::OpenAi, "gpt-4o", None), "ok".into(), vec![png(3)]);
-        assert_eq!((text.as_str(), imgs.len()), ("ok", 1));
-        assert_eq!(imgs[0].base64, "BwcH");
         let (text, imgs) =
-            attach(&client(ProviderKind::OpenAi, "qwen2.5-coder", None), "ok".into(), vec![png(3)]);
+            attach(&client(ProviderKind::OpenAi, "gpt-4o", None), "ok".into(), vec![png_of(3, 2)]);
+        assert_eq!((text.as_str(), imgs.len()), ("ok", 1));
+        assert_eq!(imgs[0].base64, base64(&png_of(3, 2).data), "sent as it came");
+        let (text, imgs) =
+            attach(&client(ProviderKind::OpenAi, "qwen2.5-coder", None), "ok".into(), vec![png_of(3, 2)]);
         assert!(
             imgs.is_empty() && text.contains("does not take images") && text.contains("model.images"),
             "{text}"
         );
-        let (_, imgs) =
-            attach(&client(ProviderKind::OpenAi, "qwen2.5-coder", Some(true)), "ok".into(), vec![png(3)]);
+        let (_, imgs) = attach(
+            &client(ProviderKind::OpenAi, "qwen2.5-coder", Some(true)),
+            "ok".into(),
+            vec![png_of(3, 2)],
+        );
         assert_eq!(imgs.len(), 1);
         let (text, imgs) =
-            attach(&client(ProviderKind::Anthropic, "claude-x", Some(false)), "".into(), vec![png(3)]);
+            attach(&client(ProviderKind::Anthropic, "claude-x", Some(false)), "".into(), vec![png_of(3, 2)]);
         assert!(imgs.is_empty() && text.contains("not shown"), "{text}");
     }
 
     #[test]
-    fn oversized_or_unknown_images_are_refused_with_the_reason() {
+    fn large_images_are_scaled_down_and_unknown_or_broken_ones_refused_with_the_reason() {
         let c = client(ProviderKind::Anthropic, "claude-sonnet-4-5", None);
         let svg = crate::runtime::Image { mime_type: "image/svg+xml".into(), data: vec![1] };
-        let (text, imgs) = attach(&c, "r".into(), vec![png(MAX_IMAGE_BYTES + 1), svg, png(10)]);
-        assert_eq!(imgs.len(), 1);
-        assert!(text.contains("image 1 not shown") && text.contains("3.75 MB limit"), "{text}");
+        let broken = crate::runtime::Image { mime_type: "image/png".into(), data: vec![7; 10] };
+        let (text, imgs) = attach(&c, "r".into(), vec![png_of(3136, 100), svg, broken, png_of(3, 2)]);
+        assert_eq!(imgs.len(), 2);
+        assert!(text.contains("image 1 scaled down from 3136x100 to 1568x50 pixels"), "{text}");
         assert!(text.contains("image 2 not shown") && text.contains("image/svg+xml"), "{text}");
+        assert!(text.contains("image 3 not shown: the image cannot be read"), "{text}");
+        // OpenAI's side is larger.
+        let c = client(ProviderKind::OpenAi, "gpt-4o", None);
+        let (text, _) = attach(&c, "r".into(), vec![png_of(4096, 10)]);
+        assert!(text.contains("to 2048x5 pixels"), "{text}");
     }
 }

@@ -6,6 +6,7 @@ pub mod branch;
 mod call;
 mod derive;
 pub mod dispatch;
+mod downscale;
 mod effects;
 pub mod external;
 pub mod history;

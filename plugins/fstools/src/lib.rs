@@ -5,6 +5,7 @@ pub mod common;
 pub mod delete;
 pub mod edit;
 pub mod grep;
+pub mod image;
 pub mod list;
 pub mod notebook;
 pub mod patch;

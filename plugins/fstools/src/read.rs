@@ -58,6 +58,14 @@ pub fn run(ws: &dyn Workspace, args: &Value) -> Result<Output, ToolError> {
     let input = req_str(args, "file_path")?;
     let request = Request::parse(args)?;
     let resolver = Resolver::new(ws);
+    // An image file is returned as the image itself.
+    if let Ok(path) = resolver.resolve(input)
+        && std::fs::metadata(&path).is_ok_and(|m| m.is_file())
+        && let Some(out) = crate::image::read_if_image(&path, input)?
+    {
+        ws.note_read(&path);
+        return Ok(out);
+    }
     let read = read_one(&resolver, input, &request, MAX_OUTPUT_BYTES, true)?;
     if read.is_file {
         ws.note_read(&read.abs);

@@ -1,4 +1,5 @@
-//! The `read_file` built-in tool as a component; the logic is in `fstools::read`.
+//! The `read_file` and `view_image` built-in tools as a component; the logic is in
+//! `fstools::read` and `fstools::image`.
 
 use corral_plugin_sdk::{Output, Plugin, Spec, ToolError, Value, host::Host};
 
@@ -6,11 +7,14 @@ struct Tool;
 
 impl Plugin for Tool {
     fn tools() -> Vec<Spec> {
-        vec![fstools::read::spec()]
+        vec![fstools::read::spec(), fstools::image::view_spec()]
     }
 
-    fn call(_name: &str, args: Value) -> Result<Output, ToolError> {
-        fstools::read::run(&Host, &args)
+    fn call(name: &str, args: Value) -> Result<Output, ToolError> {
+        match name {
+            "view_image" => fstools::image::view_run(&Host, &args),
+            _ => fstools::read::run(&Host, &args),
+        }
     }
 }
 

@@ -103,11 +103,20 @@ impl Spec {
 pub struct Output {
     pub text: String,
     pub truncated: bool,
+    /// Images after the text, as (media type, encoded bytes): the host sends them to models
+    /// that take images (scaled down where needed) and names them to the others.
+    pub images: Vec<(String, Vec<u8>)>,
 }
 
 impl Output {
     pub fn text(text: impl Into<String>) -> Self {
-        Output { text: text.into(), truncated: false }
+        Output { text: text.into(), truncated: false, images: Vec::new() }
+    }
+
+    /// Adds an image (`mime_type` such as `image/png`) after the text.
+    pub fn with_image(mut self, mime_type: impl Into<String>, data: Vec<u8>) -> Self {
+        self.images.push((mime_type.into(), data));
+        self
     }
 
     pub fn truncated(mut self, truncated: bool) -> Self {
@@ -116,7 +125,13 @@ impl Output {
     }
 
     pub(crate) fn into_wit(self) -> wit::ToolOutput {
-        wit::ToolOutput { content: vec![wit::ContentPart::Text(self.text)], truncated: self.truncated }
+        let mut content = vec![wit::ContentPart::Text(self.text)];
+        content.extend(
+            self.images
+                .into_iter()
+                .map(|(mime_type, data)| wit::ContentPart::Image(wit::Image { mime_type, data })),
+        );
+        wit::ToolOutput { content, truncated: self.truncated }
     }
 }
 
