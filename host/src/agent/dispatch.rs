@@ -1,7 +1,7 @@
 //! Runs the tools the model asked for: parse and check the arguments, invoke the plugin in
 //! its sandbox, and turn every outcome, the model's mistakes included, into a tool message.
 
-use super::{schema, use_skill};
+use super::{cron_tool, schema, use_skill};
 use crate::capabilities::Session;
 use crate::llm::{ToolCall, ToolDef};
 use crate::runtime::skills::{Ctx, SkillSet};
@@ -21,6 +21,8 @@ pub struct Toolbox<'a> {
     pub skills: &'a SkillSet,
     pub session: &'a Arc<Session>,
     pub limits: Limits,
+    /// The host's `cron` tool, when the workspace has a state folder.
+    pub cron: Option<&'a cron_tool::CronHost>,
 }
 
 /// A file a tool changed, for display.
@@ -117,14 +119,22 @@ impl Toolbox<'_> {
             .collect();
         if self.offers_skills() {
             defs.push(use_skill::def(self.skills));
-            defs.sort_by(|a, b| a.name.cmp(&b.name));
         }
+        if self.offers_cron() {
+            defs.push(cron_tool::def());
+        }
+        defs.sort_by(|a, b| a.name.cmp(&b.name));
         defs
     }
 
     /// Whether `use_skill` is offered: there are skills, and no plugin took the name.
     pub fn offers_skills(&self) -> bool {
         !self.skills.is_empty() && self.registry.tool(use_skill::NAME).is_none()
+    }
+
+    /// Whether `cron` is offered: there is a state folder, and no plugin took the name.
+    pub fn offers_cron(&self) -> bool {
+        self.cron.is_some() && self.registry.tool(cron_tool::NAME).is_none()
     }
 
     /// Whether `name` is a tool that never changes anything.
@@ -137,6 +147,9 @@ impl Toolbox<'_> {
         if call.name == use_skill::NAME && self.offers_skills() {
             let ctx = Ctx { runtime: self.runtime, session: self.session, limits: &self.limits };
             return use_skill::call(self.skills, ctx, &call.arguments).await;
+        }
+        if let Some(host) = self.cron.filter(|_| call.name == cron_tool::NAME && self.offers_cron()) {
+            return cron_tool::call(host, &call.arguments);
         }
         let Some((spec, plugin)) = self.registry.tool(&call.name) else {
             return CallOutcome::refused(self.unknown_tool(&call.name));

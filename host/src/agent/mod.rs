@@ -2,6 +2,7 @@
 //! results, and repeat until it answers, the turn limit is reached, or the person interrupts.
 
 mod batch;
+pub mod cron_tool;
 mod derive;
 pub mod dispatch;
 pub mod history;

@@ -16,6 +16,9 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
     if let Command::Trust { show, revoke } = command {
         return super::trust::run(global, show, revoke);
     }
+    if let Command::Cron { command } = command {
+        return Ok(super::cron::run(command, global).await);
+    }
     if let Command::Doctor { json } = command {
         return super::doctor::run(global, json);
     }
@@ -44,6 +47,7 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         | Command::Trust { .. }
         | Command::Setup
         | Command::Init
+        | Command::Cron { .. }
         | Command::Doctor { .. } => Ok(0),
     }
 }

@@ -6,6 +6,7 @@
 
 mod audit;
 mod commands;
+mod cron;
 mod doctor;
 mod firstrun;
 mod jsonout;
@@ -363,6 +364,12 @@ pub enum Command {
     Setup,
     /// Write a commented corral.toml for this project (it never overwrites one)
     Init,
+    /// Scheduled jobs the model made with the cron tool: list them, or run the due ones
+    #[command(help_template = SUB_HELP)]
+    Cron {
+        #[command(subcommand)]
+        command: cron::CronCommand,
+    },
     /// Run one task unattended for CI: never prompt, no network for plugins unless granted,
     /// and an audit log of every tool and model call (.corral/audit.jsonl or --audit-log)
     Exec {

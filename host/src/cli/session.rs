@@ -147,12 +147,14 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         }
     };
     let continue_note = load_continue(&env, &mut warn);
+    let cron = super::cron::host(&env, ci);
     let toolbox = Toolbox {
         runtime: &env.runtime,
         registry: &env.registry,
         skills: &env.skills,
         session: &env.session,
         limits: s.limits,
+        cron: cron.as_ref(),
     };
     let mut prompt = StaticParts::new(
         s.agent.system_prompt.as_deref(),

@@ -34,6 +34,8 @@ pub enum SetupError {
     SkillPin(String),
     #[error("cannot check whether this workspace is trusted: {0}")]
     Trust(std::io::Error),
+    #[error("{0}")]
+    Cron(String),
 }
 
 /// Everything a command needs.
@@ -232,6 +234,8 @@ impl Base {
 /// terminal be asked to trust the workspace (see [`resolve`]).
 pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
     let Resolved { workspace, user_dir, mut settings, provenance, policy, trust } = resolve(g, ci, ask)?;
+    // A cron job's run: never wider than the settings the job was created under.
+    super::cron::settings::narrow_for_job(&mut settings, &workspace).map_err(SetupError::Cron)?;
     if ci {
         lock_down(&mut settings, &provenance, policy.as_ref())?;
     }

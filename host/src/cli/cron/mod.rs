@@ -1,0 +1,140 @@
+//! `corral cron list` and `corral cron run`: the person's side of scheduled jobs. Each due job
+//! runs as `corral exec` (CI mode: no prompts, the audit log) narrowed to its saved settings.
+
+mod runner;
+pub mod settings;
+
+use super::GlobalArgs;
+use super::setup::Env;
+use crate::agent::cron_tool::CronHost;
+use crate::cron::{self, Schedule, Store};
+use clap::Subcommand;
+use std::path::{Path, PathBuf};
+
+pub use runner::between_turns;
+
+#[derive(Debug, Subcommand)]
+pub enum CronCommand {
+    /// List the jobs: name, schedule, time zone, enabled, next run, last outcome
+    List {
+        /// Print JSON instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run due jobs, one at a time, until Ctrl-C (or once, with --once)
+    ///
+    /// A job whose time passed while no scheduler ran runs once when the scheduler starts,
+    /// not once per missed time; its next run is its first time after now. Each job runs as
+    /// `corral exec "<prompt>"` under the settings in force when it was created, narrowed to
+    /// yours now where they are narrower. Only one scheduler runs a workspace's jobs at a time.
+    Run {
+        /// Run what is due now, then exit
+        #[arg(long)]
+        once: bool,
+        /// Testing aid: take this as the time now (RFC 3339, e.g. 2026-01-01T09:00:00Z); also
+        /// read from CORRAL_FAKE_NOW
+        #[arg(long, value_name = "TIME")]
+        now: Option<String>,
+    },
+}
+
+/// The state folder of the workspace `workspace` (as the session would open it).
+pub fn state_folder(workspace: &Path) -> Result<PathBuf, String> {
+    let state = crate::paths::state_dir()
+        .ok_or("corral has no state directory for cron jobs: set HOME or CORRAL_STATE_DIR")?;
+    let real = std::fs::canonicalize(workspace)
+        .map_err(|e| format!("cannot open the workspace {}: {e}", workspace.display()))?;
+    Ok(crate::paths::workspace_state_dir(&state, &real))
+}
+
+fn workspace_of(g: &GlobalArgs) -> Result<PathBuf, String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("cannot determine the current directory: {e}"))?;
+    Ok(match &g.workspace {
+        Some(w) => cwd.join(w),
+        None => crate::capabilities::find_workspace_root(&cwd),
+    })
+}
+
+/// The `cron` tool for a session, when the workspace keeps state.
+pub fn host(env: &Env, ci: bool) -> Option<CronHost> {
+    let dir = env.session.local.path()?.to_path_buf();
+    Some(CronHost { dir, ceiling: settings::ceiling_of(&env.settings), ci })
+}
+
+/// Runs `corral cron ...`; returns the exit code.
+pub async fn run(command: CronCommand, g: &GlobalArgs) -> i32 {
+    match command_result(command, g).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {}", crate::redact::text(&e));
+            2
+        }
+    }
+}
+
+async fn command_result(command: CronCommand, g: &GlobalArgs) -> Result<i32, String> {
+    let workspace = workspace_of(g)?;
+    let dir = state_folder(&workspace)?;
+    match command {
+        CronCommand::List { json } => list(&dir, json),
+        CronCommand::Run { once, now } => {
+            let fixed = match now {
+                Some(t) => Some(cron::parse_time(&t).map_err(|e| e.to_string())?),
+                None => None,
+            };
+            runner::schedule(&dir, &workspace, once, fixed).await
+        }
+    }
+}
+
+fn list(dir: &Path, json: bool) -> Result<i32, String> {
+    let jobs = Store::open(dir).and_then(|s| s.list()).map_err(|e| e.to_string())?;
+    if json {
+        let rows: Vec<serde_json::Value> = jobs
+            .iter()
+            .map(|j| {
+                serde_json::json!({
+                    "id": j.id, "name": j.name, "schedule": j.schedule, "timezone": j.timezone,
+                    "enabled": j.enabled, "prompt": j.prompt,
+                    "next_run": j.next_run.map(|t| t.to_string()),
+                    "last_run": j.last.as_ref().map(|r| serde_json::json!({
+                        "at": r.at.to_string(), "outcome": r.outcome, "answer": r.answer, "missed": r.missed
+                    })),
+                })
+            })
+            .collect();
+        return Ok(super::commands::print(&format!("{}\n", serde_json::json!({"jobs": rows}))));
+    }
+    if jobs.is_empty() {
+        return Ok(super::commands::print(
+            "No cron jobs in this workspace. The model creates them with the cron tool.\n",
+        ));
+    }
+    let mut rows = vec![["NAME", "SCHEDULE", "TZ", "ENABLED", "NEXT RUN", "LAST"].map(str::to_string)];
+    for j in &jobs {
+        let next = match (j.enabled, j.next_run, Schedule::parse(&j.schedule, &j.timezone)) {
+            (false, _, _) => "-".to_string(),
+            (true, Some(t), Ok(s)) => s.local(t),
+            (true, Some(t), Err(_)) => t.to_string(),
+            (true, None, _) => "never".to_string(),
+        };
+        let last = j.last.as_ref().map_or("never run".to_string(), |r| format!("{} at {}", r.outcome, r.at));
+        rows.push([
+            crate::termtext::clean(&j.name),
+            j.schedule.clone(),
+            j.timezone.clone(),
+            if j.enabled { "yes" } else { "no" }.to_string(),
+            next,
+            last,
+        ]);
+    }
+    let widths: Vec<usize> =
+        (0..6).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in &rows {
+        let cells: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    Ok(super::commands::print(&out))
+}
