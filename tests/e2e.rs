@@ -12,6 +12,7 @@ mod cli;
 mod commands;
 mod confinement;
 mod context;
+mod cron;
 mod examples;
 mod faults;
 mod grants;
