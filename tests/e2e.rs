@@ -7,6 +7,7 @@ mod support;
 
 mod agent;
 mod authoring;
+mod backlog;
 mod ci;
 mod cli;
 mod commands;
