@@ -71,14 +71,20 @@ fn a_hand_written_beads_backlog_round_trips() {
     // The new P0 is newer than the other P0, which it now blocks.
     assert_eq!(ids_of(&backlog(&sb, json!({"command": "ready"}))), [id.as_str(), "shop-3c4d"]);
     backlog(&sb, json!({"command": "close", "id": id, "reason": "rules in place"}));
-    backlog(&sb, json!({"command": "update", "id": "shop-3c4d", "status": "in_progress", "assignee": "corral"}));
+    backlog(
+        &sb,
+        json!({"command": "update", "id": "shop-3c4d", "status": "in_progress", "assignee": "corral"}),
+    );
     assert_eq!(ids_of(&backlog(&sb, json!({"command": "ready"}))), ["shop-7a8b"]);
     let shown = backlog(&sb, json!({"command": "show", "id": "shop-5e6f"}));
     assert!(shown.contains("ready: no, blocked by shop-3c4d"), "{shown}");
     let issues = beads_issues(&sb);
     assert_eq!(issues.len(), 5);
     let new = issues.iter().find(|i| i["id"] == id.as_str()).unwrap();
-    assert_eq!((new["status"].as_str(), new["close_reason"].as_str()), (Some("closed"), Some("rules in place")));
+    assert_eq!(
+        (new["status"].as_str(), new["close_reason"].as_str()),
+        (Some("closed"), Some("rules in place"))
+    );
     let cart = issues.iter().find(|i| i["id"] == "shop-7a8b").unwrap();
     assert_eq!(cart["external_ref"], "gh-12");
     assert_eq!(cart["x_future"], json!({"keep": true}));
@@ -107,8 +113,12 @@ fn the_model_reads_ready_work() {
     let r = sb.run(&["--base-url", &url, "--model", "test-model", "--no-stream", "what next?"]).ok();
     assert!(r.stdout.contains("Start with shop-7a8b."), "{}", r.stdout);
     let reqs = server.requests();
-    let tools: Vec<&str> =
-        reqs[0].body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    let tools: Vec<&str> = reqs[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
     assert!(tools.contains(&"backlog") && tools.contains(&"cron"), "{tools:?}");
     let msgs = reqs[1].body["messages"].as_array().unwrap();
     let result = msgs.iter().rev().find(|m| m["role"] == "tool").unwrap()["content"].to_string();

@@ -30,7 +30,8 @@ fn at(sb: &Sandbox, now: &str, args: &[&str]) -> Run {
 }
 
 fn create(name: &str, schedule: &str, prompt: &str) -> Step {
-    let args = json!({"action": "create", "name": name, "schedule": schedule, "prompt": prompt, "timezone": "UTC"});
+    let args =
+        json!({"action": "create", "name": name, "schedule": schedule, "prompt": prompt, "timezone": "UTC"});
     Step::Reply(Reply::tool("cron", &args.to_string()))
 }
 
@@ -157,7 +158,9 @@ fn jobs_are_disabled_enabled_and_deleted_and_bad_ones_refused() {
         vec![
             create("report", "30 9 * * 1", "weekly report"),
             call(json!({"action": "create", "name": "bad", "schedule": "every monday", "prompt": "p"})),
-            call(json!({"action": "create", "name": "tz", "schedule": "0 9 * * *", "prompt": "p", "timezone": "Moon/Base"})),
+            call(
+                json!({"action": "create", "name": "tz", "schedule": "0 9 * * *", "prompt": "p", "timezone": "Moon/Base"}),
+            ),
             call(json!({"action": "disable", "name": "report"})),
             Step::Reply(Reply::text("done")),
             // Second session, a week later.
@@ -172,7 +175,10 @@ fn jobs_are_disabled_enabled_and_deleted_and_bad_ones_refused() {
     at(&sb, CREATED_AT, &["manage jobs"]).ok();
     let reqs = server.requests();
     let bad = tool_result(&reqs[2]);
-    assert!(bad.contains("invalid schedule") && bad.contains("has 2 fields; a schedule has exactly 5"), "{bad}");
+    assert!(
+        bad.contains("invalid schedule") && bad.contains("has 2 fields; a schedule has exactly 5"),
+        "{bad}"
+    );
     let tz = tool_result(&reqs[3]);
     assert!(tz.contains("'Moon/Base' is not a known IANA time zone"), "{tz}");
     assert!(tool_result(&reqs[4]).contains("'report' is disabled"));
@@ -229,9 +235,42 @@ fn a_job_runs_no_wider_than_when_it_was_created() {
     let audit = std::fs::read_to_string(sb.ws.join(".corral/audit.jsonl")).unwrap();
     let start: Value = serde_json::from_str(audit.lines().next().unwrap()).unwrap();
     assert_eq!(start["type"], "session_start");
-    let names: Vec<&str> =
-        start["commands"]["allowed"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = start["commands"]["allowed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, vec!["ls"], "{start}");
     assert_eq!(start["network"], "llm-only", "{start}");
     assert_eq!(jobs(&sb)[0]["last_run"]["answer"], "tidied");
+}
+
+#[test]
+fn the_interactive_session_runs_due_jobs_between_turns() {
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![
+            create("digest", "0 9 * * *", "write the morning digest"),
+            Step::Reply(Reply::text("Scheduled.")),
+            // The REPL's own turn at 09:05, then the due job's run.
+            Step::Reply(Reply::text("repl answer")),
+            Step::Reply(Reply::text("digest written")),
+        ],
+    );
+    let sb = sandbox(&server, "");
+    at(&sb, CREATED_AT, &["schedule the digest"]).ok();
+    let url = server.url();
+    let shown = sb.in_terminal(
+        &["--base-url", &url, "--model", "test-model", "--no-stream", "--color", "never"],
+        &[("CORRAL_FAKE_NOW", "2026-01-01T09:05:00Z")],
+        &["hello", "/exit"],
+    );
+    assert!(shown.contains("repl answer"), "{shown}");
+    assert!(shown.contains("cron: running job 'digest'"), "{shown}");
+    assert!(shown.contains("cron: ran 1 due job(s) between turns"), "{shown}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4, "{shown}");
+    assert_eq!(task_of(&reqs[3]), "write the morning digest");
+    assert_eq!(jobs(&sb)[0]["last_run"]["answer"], "digest written");
 }

@@ -25,9 +25,8 @@ pub fn def() -> ToolDef {
 /// Runs one `cron` call. Never fails: every problem is an error message for the model.
 pub fn call(host: &CronHost, raw_args: &str) -> CallOutcome {
     let started = Instant::now();
-    let result = parse_arguments(raw_args)
-        .map_err(|e| format!("error (invalid-args): {e}"))
-        .and_then(|args| {
+    let result =
+        parse_arguments(raw_args).map_err(|e| format!("error (invalid-args): {e}")).and_then(|args| {
             let now = crate::cron::now().map_err(|e| format!("error (io): {e}"))?;
             let ctx = tool::Ctx { dir: &host.dir, ceiling: &host.ceiling, ci: host.ci, now };
             tool::run(&ctx, &args)

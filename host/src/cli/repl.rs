@@ -188,7 +188,8 @@ pub async fn run(agent: &mut Agent<'_>, env: &Env, client: &Client, style: Style
                 if r.outcome == crate::agent::Outcome::Done && !term.streamed_answer {
                     print!("{}", super::session::final_answer(&r.answer, style));
                 }
-                super::cron::between_turns(env.session.local.path(), &env.session.roots.workspace().path).await;
+                super::cron::between_turns(env.session.local.path(), &env.session.roots.workspace().path)
+                    .await;
             }
         }
     }

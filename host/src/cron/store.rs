@@ -155,7 +155,9 @@ impl Store {
             let names: Vec<String> = self.list()?.into_iter().map(|j| j.name).collect();
             let known = if names.is_empty() { "there are no jobs".to_string() } else { names.join(", ") };
             let shown: String = name.chars().take(64).collect();
-            return Err(CronError::NotFound(format!("there is no job named '{shown}'; the jobs are: {known}")));
+            return Err(CronError::NotFound(format!(
+                "there is no job named '{shown}'; the jobs are: {known}"
+            )));
         };
         job.last = self.runs(Some(job.id), 1)?.into_iter().next();
         Ok(job)
@@ -170,7 +172,10 @@ impl Store {
         } else {
             job.next_run.map(seconds)
         };
-        self.conn.execute("UPDATE jobs SET enabled = ?1, next_run = ?2 WHERE id = ?3", params![on, next, job.id])?;
+        self.conn.execute(
+            "UPDATE jobs SET enabled = ?1, next_run = ?2 WHERE id = ?3",
+            params![on, next, job.id],
+        )?;
         self.get(&job.name)
     }
 

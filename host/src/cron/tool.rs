@@ -125,8 +125,11 @@ pub fn run(ctx: &Ctx<'_>, args: &Value) -> Result<String, String> {
             Ok(runs
                 .iter()
                 .map(|r| {
-                    let missed =
-                        if r.missed > 0 { format!(" ({} missed slots skipped)", r.missed) } else { String::new() };
+                    let missed = if r.missed > 0 {
+                        format!(" ({} missed slots skipped)", r.missed)
+                    } else {
+                        String::new()
+                    };
                     format!("- {} {} {}{missed}: {}", r.at, r.job, r.outcome, one_line(&r.answer, 300))
                 })
                 .collect::<Vec<_>>()
@@ -204,7 +207,11 @@ pub fn describe(j: &Job) -> String {
 
 fn one_line(s: &str, max: usize) -> String {
     let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max { flat } else { format!("{}...", flat.chars().take(max).collect::<String>()) }
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        format!("{}...", flat.chars().take(max).collect::<String>())
+    }
 }
 
 #[cfg(test)]
@@ -227,7 +234,8 @@ mod tests {
         )
         .unwrap();
         assert!(out.contains("Created job 'daily'") && out.contains("next 2026-01-01 09:00 UTC"), "{out}");
-        let e = run(&x, &json!({"action": "create", "name": "bad", "schedule": "* *", "prompt": "p"})).unwrap_err();
+        let e = run(&x, &json!({"action": "create", "name": "bad", "schedule": "* *", "prompt": "p"}))
+            .unwrap_err();
         assert!(e.starts_with("error (invalid-args): invalid schedule") && e.contains("exactly 5"), "{e}");
         let e = run(
             &x,
@@ -248,7 +256,10 @@ mod tests {
         let ci = ctx(&dir, &c, true);
         let e = run(&ci, &json!({"action": "create", "name": "n", "schedule": "0 9 * * *", "prompt": "p"}))
             .unwrap_err();
-        assert!(e.starts_with("error (denied)") && e.contains("CI mode") && e.contains("without --ci"), "{e}");
+        assert!(
+            e.starts_with("error (denied)") && e.contains("CI mode") && e.contains("without --ci"),
+            "{e}"
+        );
         assert!(run(&ci, &json!({"action": "delete", "name": "daily"})).is_err());
         assert!(run(&ci, &json!({"action": "list"})).unwrap().contains("daily"));
         assert!(run(&x, &json!({"action": "delete", "name": "daily"})).unwrap().contains("Deleted"));

@@ -13,7 +13,12 @@ const MAX_NAP: Duration = Duration::from_secs(60);
 
 /// `corral cron run`: runs what is due, then (without `once`) waits for the next due job
 /// until Ctrl-C. `fixed`: the time taken as now (a testing aid).
-pub async fn schedule(dir: &Path, workspace: &Path, once: bool, fixed: Option<Timestamp>) -> Result<i32, String> {
+pub async fn schedule(
+    dir: &Path,
+    workspace: &Path,
+    once: bool,
+    fixed: Option<Timestamp>,
+) -> Result<i32, String> {
     let now = || -> Result<Timestamp, String> {
         match fixed {
             Some(t) => Ok(t),
@@ -130,12 +135,12 @@ async fn run_job(job: &Job, workspace: &Path) -> (String, String) {
 
 /// The interactive session, between turns: runs the jobs that are due, saying so.
 pub async fn between_turns(dir: Option<&Path>, workspace: &Path) {
-    let Some(dir) = dir else { return };
+    // No job store yet: nothing to run, and no file made for it.
+    let Some(dir) = dir.filter(|d| d.join(cron::store::DB_FILE).exists()) else { return };
     let Ok(now) = cron::now() else { return };
     let Ok(store) = Store::open(dir) else { return };
-    let due = store.list().is_ok_and(|jobs| {
-        jobs.iter().any(|j| j.enabled && j.next_run.is_some_and(|t| t <= now))
-    });
+    let due =
+        store.list().is_ok_and(|jobs| jobs.iter().any(|j| j.enabled && j.next_run.is_some_and(|t| t <= now)));
     if !due {
         return;
     }

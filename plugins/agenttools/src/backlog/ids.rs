@@ -79,8 +79,7 @@ pub fn new_id(backlog: &Backlog, prefix: &str, title: &str, description: &str, c
     use sha2::Digest;
     for length in 4..=8 {
         for nonce in 0..10 {
-            let content =
-                format!("{title}|{description}|corral|{}{:09}|{nonce}", clock.secs, clock.nanos);
+            let content = format!("{title}|{description}|corral|{}{:09}|{nonce}", clock.secs, clock.nanos);
             let hash = sha2::Sha256::digest(content.as_bytes());
             let id = format!("{prefix}-{}", base36(&hash[..6], length));
             if backlog.get(&id).is_none() {

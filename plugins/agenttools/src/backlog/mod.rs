@@ -95,7 +95,8 @@ fn limit(args: &Value) -> Result<usize, ToolError> {
 
 fn not_found(backlog: &Backlog, id: &str) -> ToolError {
     let known: Vec<&str> = backlog.issues().map(|i| i.id()).take(20).collect();
-    let list = if known.is_empty() { format!("{PATH} has no issues") } else { format!("ids: {}", known.join(", ")) };
+    let list =
+        if known.is_empty() { format!("{PATH} has no issues") } else { format!("ids: {}", known.join(", ")) };
     ToolError::new(ErrorKind::NotFound, format!("there is no issue '{id}' ({list})"))
 }
 
@@ -248,7 +249,8 @@ fn dep_add(backlog: &mut Backlog, args: &Value, now: &str) -> Result<String, Too
         ));
     }
     let Some(f) = backlog.get_mut(id) else { return Err(not_found(backlog, id)) };
-    let dep = json!({"issue_id": id, "depends_on_id": on, "type": kind, "created_at": now, "created_by": "corral"});
+    let dep =
+        json!({"issue_id": id, "depends_on_id": on, "type": kind, "created_at": now, "created_by": "corral"});
     match f.get_mut("dependencies") {
         Some(Value::Array(a)) => a.push(dep),
         _ => {
@@ -271,7 +273,9 @@ fn reaches(backlog: &Backlog, from: &str, to: &str) -> bool {
             continue;
         }
         if let Some(i) = backlog.get(&cur) {
-            stack.extend(i.dependencies().into_iter().filter(|(_, k)| *k == "blocks").map(|(d, _)| d.to_string()));
+            stack.extend(
+                i.dependencies().into_iter().filter(|(_, k)| *k == "blocks").map(|(d, _)| d.to_string()),
+            );
         }
     }
     false

@@ -23,9 +23,7 @@ pub fn open_blockers<'a>(b: &'a Backlog, i: Issue<'a>) -> Vec<&'a str> {
 pub fn ready_issues(b: &Backlog) -> Vec<Issue<'_>> {
     let mut ready: Vec<Issue<'_>> =
         b.issues().filter(|i| i.status() == "open" && open_blockers(b, *i).is_empty()).collect();
-    ready.sort_by(|a, c| {
-        (a.priority(), a.created_at(), a.id()).cmp(&(c.priority(), c.created_at(), c.id()))
-    });
+    ready.sort_by(|a, c| (a.priority(), a.created_at(), a.id()).cmp(&(c.priority(), c.created_at(), c.id())));
     ready
 }
 
@@ -50,11 +48,17 @@ pub fn ready(b: &Backlog, limit: usize) -> String {
 pub fn list(b: &Backlog, args: &Value, limit: usize) -> Result<String, ToolError> {
     let status = opt_str(args, "status")?;
     if let Some(s) = status.filter(|s| *s != "all" && !STATUSES.contains(s)) {
-        return Err(ToolError::invalid_args(format!("'status' {s:?} is not one of {}, all", STATUSES.join(", "))));
+        return Err(ToolError::invalid_args(format!(
+            "'status' {s:?} is not one of {}, all",
+            STATUSES.join(", ")
+        )));
     }
     let kind = opt_str(args, "issue_type")?;
     if let Some(t) = kind.filter(|t| !TYPES.contains(t)) {
-        return Err(ToolError::invalid_args(format!("'issue_type' {t:?} is not one of {}", TYPES.join(", "))));
+        return Err(ToolError::invalid_args(format!(
+            "'issue_type' {t:?} is not one of {}",
+            TYPES.join(", ")
+        )));
     }
     let priority = args.get("priority").and_then(Value::as_i64);
     let mut found: Vec<Issue<'_>> = b
@@ -85,7 +89,17 @@ pub fn list(b: &Backlog, args: &Value, limit: usize) -> Result<String, ToolError
 pub fn one(b: &Backlog, id: &str) -> Result<String, ToolError> {
     let Some(i) = b.get(id) else { return Err(super::not_found(b, id)) };
     let mut out = format!("{}\n", line(i));
-    for key in ["description", "design", "acceptance_criteria", "notes", "assignee", "created_at", "updated_at", "closed_at", "close_reason"] {
+    for key in [
+        "description",
+        "design",
+        "acceptance_criteria",
+        "notes",
+        "assignee",
+        "created_at",
+        "updated_at",
+        "closed_at",
+        "close_reason",
+    ] {
         let v = i.str(key);
         if !v.is_empty() {
             out.push_str(&format!("{key}: {v}\n"));
@@ -96,7 +110,8 @@ pub fn one(b: &Backlog, id: &str) -> Result<String, ToolError> {
         out.push_str(&format!("labels: {}\n", labels.join(", ")));
     }
     for (on, kind) in i.dependencies() {
-        let state = b.get(on).map_or("not in this backlog".to_string(), |d| format!("{}: {}", d.status(), d.title()));
+        let state =
+            b.get(on).map_or("not in this backlog".to_string(), |d| format!("{}: {}", d.status(), d.title()));
         out.push_str(&format!("depends on {on} ({kind}; {state})\n"));
     }
     for other in b.issues().filter(|o| o.dependencies().iter().any(|(d, _)| *d == id)) {

@@ -25,7 +25,11 @@ fn call(ws: &FakeWorkspace, args: Value) -> Result<String, ToolError> {
 }
 
 fn file(d: &tempdir::Dir) -> Vec<Value> {
-    std::fs::read_to_string(d.0.join(PATH)).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(d.0.join(PATH))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[test]
@@ -57,7 +61,8 @@ fn changes_follow_beads_rules_and_keep_what_corral_does_not_know() {
     let e = call(&ws, json!({"command": "dep_add", "id": id, "depends_on": "bd-c3d5"})).unwrap_err();
     assert!(e.message.contains("cycle"), "{e:?}");
     call(&ws, json!({"command": "close", "id": id, "reason": "shipped"})).unwrap();
-    call(&ws, json!({"command": "update", "id": "bd-d4e6", "status": "in_progress", "assignee": "corral"})).unwrap();
+    call(&ws, json!({"command": "update", "id": "bd-d4e6", "status": "in_progress", "assignee": "corral"}))
+        .unwrap();
     let issues = file(&d);
     assert_eq!(issues.len(), 6);
     let new = issues.iter().find(|i| i["id"] == id.as_str()).unwrap();
@@ -124,8 +129,11 @@ mod tempdir {
         pub fn new() -> Dir {
             use std::sync::atomic::{AtomicU32, Ordering};
             static N: AtomicU32 = AtomicU32::new(0);
-            let p = std::env::temp_dir()
-                .join(format!("proj{}x{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+            let p = std::env::temp_dir().join(format!(
+                "proj{}x{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
             std::fs::create_dir_all(&p).unwrap();
             Dir(p)
         }
