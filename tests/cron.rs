@@ -70,6 +70,14 @@ fn the_model_creates_a_job_and_the_scheduler_runs_it_once() {
     let sb = sandbox(&server, "");
     at(&sb, CREATED_AT, &["schedule a standup summary"]).ok();
     assert!(tool_result(&server.requests()[1]).contains("Created job 'standup'"));
+    let offered: Vec<String> = server.requests()[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(offered.contains(&"cron".to_string()), "{offered:?}");
+    assert!(!offered.contains(&"backlog".to_string()), "no .beads/ here, so no backlog tool: {offered:?}");
     let r = sb.run(&["cron", "list"]).ok();
     let line = r.stdout.lines().find(|l| l.starts_with("standup")).unwrap_or_else(|| panic!("{}", r.stdout));
     for part in ["0 9 * * *", "UTC", "yes", "2026-01-01 09:00 UTC", "never run"] {

@@ -14,24 +14,22 @@ pub const PROMPT_MAX: usize = 8000;
 const HISTORY_DEFAULT: u32 = 10;
 const HISTORY_MAX: u32 = 50;
 
-pub const DESCRIPTION: &str = "Schedule recurring tasks for this workspace. `create` saves a job (name, schedule as a \
-     5-field cron expression \"minute hour day-of-month month day-of-week\", prompt, optional IANA timezone); \
-     `corral cron run` (or the interactive session, between turns) runs each due job as its own one-shot \
-     session under the settings in force when it was created, never wider. `list` shows the jobs; `delete`, \
-     `enable`, `disable` take name (or job_id); `history` shows past runs (limit rows).";
+pub const DESCRIPTION: &str = "Recurring tasks for this workspace. create: name, schedule (5-field cron \
+     \"min hour day month weekday\"), prompt, timezone (IANA, optional). list; delete, enable, disable: name; \
+     history: past runs (name, limit). Each job runs later as its own session, never with wider settings than now.";
 
 /// The tool's JSON Schema.
 pub fn schema() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "action": {"type": "string", "enum": ACTIONS, "description": "What to do."},
-            "name": {"type": "string", "maxLength": NAME_MAX, "description": "The job's name (letters, digits, . _ -)."},
-            "job_id": {"type": "integer", "description": "The job's id, instead of its name."},
-            "schedule": {"type": "string", "description": "For create: 5-field cron expression, e.g. \"0 9 * * 1-5\"."},
-            "prompt": {"type": "string", "maxLength": PROMPT_MAX, "description": "For create: the task the job runs."},
-            "timezone": {"type": "string", "description": "For create: IANA zone of the schedule (default: the person's)."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": HISTORY_MAX, "description": "For history: rows (default 10)."}
+            "action": {"type": "string", "enum": ACTIONS},
+            "name": {"type": "string", "maxLength": NAME_MAX},
+            "job_id": {"type": "integer"},
+            "schedule": {"type": "string"},
+            "prompt": {"type": "string", "maxLength": PROMPT_MAX},
+            "timezone": {"type": "string"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": HISTORY_MAX}
         },
         "required": ["action"],
         "additionalProperties": false

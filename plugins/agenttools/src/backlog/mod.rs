@@ -24,25 +24,23 @@ const LIST_DEFAULT: usize = 50;
 pub fn spec() -> Spec {
     Spec::new(
         "backlog",
-        "Manage the beads backlog (.beads/issues.jsonl, as the `bd` tool keeps it). Commands: ready (open issues \
-         whose blockers are all closed, most urgent first), list (filters: status, priority, issue_type; \
-         closed ones only when asked), show (id), create (title; description, priority 0-4 with 0 most urgent, \
-         issue_type, assignee, labels), update (id and the fields to change, status among them), close (id, \
-         reason), dep_add (id depends on depends_on; dep_type blocks by default).",
+        "The beads backlog (.beads/issues.jsonl, as `bd` keeps it). ready: open issues with no open blocker, \
+         most urgent first. list (status|all, priority, issue_type), show, create (title, ...), update, \
+         close (reason), dep_add (id depends on depends_on). Priority 0 is most urgent.",
         json!({
             "type": "object",
             "properties": {
                 "command": {"type": "string", "enum": COMMANDS},
-                "id": {"type": "string", "description": "The issue (show, update, close, dep_add)."},
+                "id": {"type": "string"},
                 "title": {"type": "string"},
                 "description": {"type": "string"},
                 "priority": {"type": "integer", "minimum": 0, "maximum": 4},
                 "issue_type": {"type": "string", "enum": TYPES},
-                "status": {"type": "string", "enum": ["open", "in_progress", "blocked", "closed", "all"]},
+                "status": {"type": "string"},
                 "assignee": {"type": "string"},
                 "labels": {"type": "array", "items": {"type": "string"}},
-                "reason": {"type": "string", "description": "Why it is closed."},
-                "depends_on": {"type": "string", "description": "dep_add: the issue that must be done first."},
+                "reason": {"type": "string"},
+                "depends_on": {"type": "string"},
                 "dep_type": {"type": "string", "enum": DEP_TYPES},
                 "limit": {"type": "integer", "minimum": 1}
             },
