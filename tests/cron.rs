@@ -106,6 +106,17 @@ fn the_model_creates_a_job_and_the_scheduler_runs_it_once() {
     let r = sb.run(&["cron", "run", "--once", "--now", "2026-01-01T09:00:30Z"]).ok();
     assert!(r.stderr.contains("no job is due"), "{}", r.stderr);
     assert_eq!(server.requests().len(), 3);
+    let h = sb.run(&["cron", "history", "standup"]).ok().stdout;
+    assert_eq!(h, "2026-01-01T09:00:00Z standup ok\n    hello and world, nothing else\n");
+    // The person manages the job from the shell too.
+    assert!(sb.run(&["cron", "disable", "standup"]).ok().stdout.contains("disabled"));
+    let r = sb.run(&["cron", "run", "--once", "--now", "2026-01-02T09:00:00Z"]).ok();
+    assert!(r.stderr.contains("no job is due"), "{}", r.stderr);
+    assert!(sb.run(&["cron", "delete", "standup"]).ok().stdout.contains("Deleted job 'standup'"));
+    let r = sb.run(&["cron", "delete", "standup"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("there is no job named 'standup'"), "{}", r.stderr);
+    assert_eq!(server.requests().len(), 3);
 }
 
 #[test]

@@ -21,6 +21,20 @@ pub enum CronCommand {
         #[arg(long)]
         json: bool,
     },
+    /// A job's past runs (or every job's), newest first: time, outcome, answer
+    History {
+        /// The job's name or id [default: every job]
+        name: Option<String>,
+        /// How many runs
+        #[arg(long, default_value_t = 10)]
+        limit: u32,
+    },
+    /// Stop running a job until it is enabled again
+    Disable { name: String },
+    /// Run a job again; its next run counts from now (the time it was off is no missed run)
+    Enable { name: String },
+    /// Remove a job and its history
+    Delete { name: String },
     /// Run due jobs, one at a time, until Ctrl-C (or once, with --once)
     ///
     /// A job whose time passed while no scheduler ran runs once when the scheduler starts,
@@ -77,6 +91,17 @@ async fn command_result(command: CronCommand, g: &GlobalArgs) -> Result<i32, Str
     let dir = state_folder(&workspace)?;
     match command {
         CronCommand::List { json } => list(&dir, json),
+        CronCommand::History { name, limit } => history(&dir, name.as_deref(), limit),
+        CronCommand::Delete { name } => {
+            let store = Store::open(&dir).map_err(|e| e.to_string())?;
+            let job = store.delete(&name).map_err(|e| e.to_string())?;
+            Ok(super::commands::print(&crate::termtext::clean(&format!(
+                "Deleted job '{}' and its history.\n",
+                job.name
+            ))))
+        }
+        CronCommand::Enable { name } => switch(&dir, &name, true),
+        CronCommand::Disable { name } => switch(&dir, &name, false),
         CronCommand::Run { once, now } => {
             let fixed = match now {
                 Some(t) => Some(cron::parse_time(&t).map_err(|e| e.to_string())?),
@@ -85,6 +110,35 @@ async fn command_result(command: CronCommand, g: &GlobalArgs) -> Result<i32, Str
             runner::schedule(&dir, &workspace, once, fixed).await
         }
     }
+}
+
+fn switch(dir: &Path, name: &str, on: bool) -> Result<i32, String> {
+    let store = Store::open(dir).map_err(|e| e.to_string())?;
+    let now = cron::now().map_err(|e| e.to_string())?;
+    let job = store.set_enabled(name, on, now).map_err(|e| e.to_string())?;
+    Ok(super::commands::print(&crate::termtext::clean(&format!("{}\n", crate::cron::tool::describe(&job)))))
+}
+
+fn history(dir: &Path, name: Option<&str>, limit: u32) -> Result<i32, String> {
+    let store = Store::open(dir).map_err(|e| e.to_string())?;
+    let job = match name {
+        Some(n) => Some(store.get(n).map_err(|e| e.to_string())?.id),
+        None => None,
+    };
+    let runs = store.runs(job, limit.max(1)).map_err(|e| e.to_string())?;
+    if runs.is_empty() {
+        return Ok(super::commands::print("No runs yet.\n"));
+    }
+    let mut out = String::new();
+    for r in runs {
+        let missed =
+            if r.missed > 0 { format!(" ({} missed times skipped)", r.missed) } else { String::new() };
+        out.push_str(&format!("{} {} {}{missed}\n", r.at, r.job, r.outcome));
+        for line in r.answer.lines() {
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
+    Ok(super::commands::print(&crate::termtext::clean(&out)))
 }
 
 fn list(dir: &Path, json: bool) -> Result<i32, String> {
