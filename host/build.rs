@@ -41,6 +41,7 @@ const BUILTINS: &[(&str, &str)] = &[
     ("web-search", "web_search"),
     ("snapshot", "snapshot"),
     ("memory-write", "memory_write"),
+    ("backlog", "backlog"),
 ];
 
 /// (package, component file stem) of the server that makes a `SKILL.md` folder a skill.

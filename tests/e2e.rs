@@ -7,12 +7,14 @@ mod support;
 
 mod agent;
 mod authoring;
+mod backlog;
 mod branch;
 mod ci;
 mod cli;
 mod commands;
 mod confinement;
 mod context;
+mod cron;
 mod docs;
 mod examples;
 mod faults;

@@ -10,6 +10,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "trust",
             "config",
             "agent",
+            "cron",
             "authoring",
             "llm",
             "context",
@@ -28,7 +29,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("mcp", &["config", "agent", "llm", "context", "runtime", "capabilities", "redact", "termtext", "paths"]),
     ("trust", &["config", "runtime", "capabilities", "redact", "paths"]),
     ("config", &["runtime", "capabilities", "redact", "paths"]),
-    ("agent", &["context", "llm", "runtime", "capabilities", "redact", "wit", "paths"]),
+    ("agent", &["context", "llm", "runtime", "capabilities", "redact", "wit", "paths", "cron"]),
+    // cron: the job store and schedule rules; a leaf the agent (its tool) and cli (the scheduler) use.
+    ("cron", &[]),
     ("authoring", &["runtime", "capabilities", "wit", "builtins", "paths"]),
     ("context", &["llm", "capabilities", "redact", "paths"]),
     ("llm", &["redact", "termtext", "paths"]),

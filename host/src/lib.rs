@@ -8,6 +8,7 @@ pub mod capabilities;
 pub mod cli;
 pub mod config;
 pub mod context;
+pub mod cron;
 pub mod llm;
 pub mod mcp;
 pub mod paths;

@@ -2,7 +2,7 @@
 //! its sandbox, and turn every outcome, the model's mistakes included, into a tool message.
 
 use super::call::{CallOutcome, error_text, parse_arguments};
-use super::{schema, use_skill};
+use super::{cron_tool, schema, use_skill};
 use crate::capabilities::Session;
 use crate::capabilities::effects::{Effect, FileChange};
 use crate::llm::{ToolCall, ToolDef};
@@ -25,6 +25,8 @@ pub struct Toolbox<'a> {
     pub limits: Limits,
     /// Tools from outside the registry (other MCP servers), when there are any.
     pub external: Option<&'a dyn super::external::ExternalTools>,
+    /// The host's `cron` tool, when the workspace has a state folder.
+    pub cron: Option<&'a cron_tool::CronHost>,
 }
 
 impl Toolbox<'_> {
@@ -50,6 +52,9 @@ impl Toolbox<'_> {
                 ext.tools().into_iter().map(|t| t.def).filter(|d| !taken(&d.name)).collect();
             defs.extend(more);
         }
+        if self.offers_cron() {
+            defs.push(cron_tool::def());
+        }
         defs.sort_by(|a, b| a.name.cmp(&b.name));
         defs
     }
@@ -57,6 +62,11 @@ impl Toolbox<'_> {
     /// Whether `use_skill` is offered: there are skills, and no plugin took the name.
     pub fn offers_skills(&self) -> bool {
         !self.skills.is_empty() && self.registry.tool(use_skill::NAME).is_none()
+    }
+
+    /// Whether `cron` is offered: there is a state folder, and no plugin took the name.
+    pub fn offers_cron(&self) -> bool {
+        self.cron.is_some() && self.registry.tool(cron_tool::NAME).is_none()
     }
 
     /// Whether `name` is a tool that never changes anything.
@@ -71,6 +81,9 @@ impl Toolbox<'_> {
         if call.name == use_skill::NAME && self.offers_skills() {
             let ctx = Ctx { runtime: self.runtime, session: self.session, limits: &self.limits };
             return use_skill::call(self.skills, ctx, &call.arguments).await;
+        }
+        if let Some(host) = self.cron.filter(|_| call.name == cron_tool::NAME && self.offers_cron()) {
+            return cron_tool::call(host, &call.arguments);
         }
         let Some((spec, plugin)) = self.registry.tool(&call.name) else {
             if let Some(ext) = self.external.filter(|e| e.has(&call.name)) {

@@ -4,6 +4,7 @@
 mod batch;
 pub mod branch;
 mod call;
+pub mod cron_tool;
 mod derive;
 pub mod dispatch;
 mod downscale;

@@ -185,7 +185,11 @@ mod tests {
         for kept in ["log", "workspace", "host-info", "types"] {
             assert!(names.iter().any(|n| n.contains(&format!("/{kept}@"))), "{kept} not in {names:?}");
         }
-        assert_eq!(ws, ["roots"], "note-read, write, move and trash need workspace-write");
+        assert_eq!(
+            ws,
+            ["roots", "undecodable-names"],
+            "note-read, write, move and trash need workspace-write"
+        );
 
         let caps = CapSet::parse(&["workspace-write", "http"]).unwrap();
         let (names, ws) = imports(&narrowed(true, caps).unwrap(), true, JS_WORLD);

@@ -20,6 +20,9 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
     if let Command::Trust { show, revoke } = command {
         return super::trust::run(global, show, revoke);
     }
+    if let Command::Cron { command } = command {
+        return Ok(super::cron::run(command, global).await);
+    }
     if let Command::Doctor { json } = command {
         return super::doctor::run(global, json);
     }
@@ -49,6 +52,7 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         | Command::Mcp(_)
         | Command::Setup
         | Command::Init
+        | Command::Cron { .. }
         | Command::Doctor { .. } => Ok(0),
     }
 }

@@ -7,6 +7,8 @@
 mod asker;
 mod audit;
 mod commands;
+mod cron;
+mod cron_settings;
 mod doctor;
 mod firstrun;
 mod jsonout;
@@ -378,6 +380,12 @@ pub enum Command {
     /// Cursor, ...), and list, show, add or remove the MCP servers whose tools corral uses; see docs/mcp.md
     #[command(help_template = SUB_HELP)]
     Mcp(McpArgs),
+    /// Scheduled jobs the model made with the cron tool: list them, or run the due ones
+    #[command(help_template = SUB_HELP)]
+    Cron {
+        #[command(subcommand)]
+        command: cron::CronCommand,
+    },
     /// Run one task unattended for CI: never prompt, no network for plugins unless granted,
     /// and an audit log of every tool and model call (.corral/audit.jsonl or --audit-log)
     Exec {

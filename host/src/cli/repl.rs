@@ -198,6 +198,8 @@ pub async fn run(
                 if r.outcome == crate::agent::Outcome::Done && !term.streamed_answer {
                     print!("{}", super::report::final_answer(&r.answer, style));
                 }
+                super::cron::between_turns(env.session.local.path(), &env.session.roots.workspace().path)
+                    .await;
             }
         }
     }

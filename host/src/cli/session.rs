@@ -160,6 +160,7 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
             return 1;
         }
     };
+    let cron = super::cron::host(&env, ci);
     let toolbox = Toolbox {
         runtime: &env.runtime,
         registry: &env.registry,
@@ -167,6 +168,7 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         session: &env.session,
         limits: s.limits,
         external: mcp.as_ref().map(|m| m as &dyn crate::agent::ExternalTools),
+        cron: cron.as_ref(),
     };
     let mut prompt = StaticParts::new(
         s.agent.system_prompt.as_deref(),

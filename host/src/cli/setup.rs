@@ -34,6 +34,8 @@ pub enum SetupError {
     SkillPin(String),
     #[error("cannot check whether this workspace is trusted: {0}")]
     Trust(std::io::Error),
+    #[error("{0}")]
+    Cron(String),
 }
 
 /// Everything a command needs.
@@ -233,6 +235,8 @@ impl Base {
 /// terminal be asked to trust the workspace (see [`resolve`]).
 pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
     let Resolved { workspace, user_dir, mut settings, provenance, policy, trust } = resolve(g, ci, ask)?;
+    // A cron job's run: never wider than the settings the job was created under.
+    super::cron_settings::narrow_for_job(&mut settings, &workspace).map_err(SetupError::Cron)?;
     if ci {
         lock_down(&mut settings, &provenance, policy.as_ref())?;
     }
@@ -301,6 +305,9 @@ pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
     Ok(Base { settings, policy, provenance, user_dir, cache_dir, session, runtime, trust })
 }
 
+/// The built-in plugin offered only in workspaces with a `.beads/` folder.
+const BEADS_PLUGIN: &str = "built-in:backlog";
+
 /// Keeps the skills `policy` pins; a pinned skill whose digest differs stops the start.
 fn pin_skills(skills: &mut SkillSet, policy: &config::Policy, verbose: bool) -> Result<(), SetupError> {
     for k in skills.all() {
@@ -338,7 +345,12 @@ pub async fn prepare(g: &GlobalArgs, ci: bool) -> Result<Env, SetupError> {
 
 /// Loads every plugin and skill into `base`.
 pub async fn load(base: Base) -> Result<Env, SetupError> {
-    let rules = base.load_rules();
+    let mut rules = base.load_rules();
+    // The beads backlog tool only where the project keeps a beads backlog (`bd init` makes
+    // .beads/): elsewhere its schema would cost every request for nothing.
+    if !base.workspace().join(".beads").is_dir() {
+        rules.disabled.push(BEADS_PLUGIN.to_string());
+    }
     let Base { settings, policy, provenance, user_dir, cache_dir, session, runtime, trust } = base;
     let verbose = settings.output.verbose;
     let ws_root = session.roots.workspace().path.clone();

@@ -138,6 +138,8 @@ fn toolbox(s: &Served) -> Toolbox<'_> {
         limits: s.limits,
         // Other MCP servers' tools are not passed on: a client connects to them itself.
         external: None,
+        // Jobs persist beyond the call: not offered to MCP clients.
+        cron: None,
     }
 }
 
