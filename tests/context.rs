@@ -238,7 +238,10 @@ fn each_providers_overflow_error_is_compacted_and_retried() {
         script.push(tool("grep", json!({"pattern": "line 7:"})));
         script.push(text("All read."));
         let server = start(flavor, script, vec![]);
-        let run = corral(&sb, &server, flavor, &["--output-format", "json"], "read the six files");
+        // The window is known from the start, so the catalogue is already the one that fits it
+        // and the refusal can only be answered by compacting the conversation.
+        let args = ["--output-format", "json", "--max-context-tokens", "16384"];
+        let run = corral(&sb, &server, flavor, &args, "read the six files");
         assert_eq!(run.code, 0, "{kind:?}: {}", fail(&run));
         let result: Value = serde_json::from_str(run.stdout.trim()).unwrap();
         assert_eq!(result["answer"], "All read.", "{kind:?}");

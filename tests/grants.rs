@@ -188,7 +188,11 @@ fn a_policy_pins_plugins_by_sha256() {
     let file = policy(&sb, &[("read_file", "[]")], &format!("[plugins.faulty]\nsha256 = \"{sha}\"\n"));
     let r = sb.run(&["--policy", &file, "--plugin", &p, "tools"]).ok();
     let names: Vec<&str> = r.stdout.lines().skip(1).map(|l| l.split_whitespace().next().unwrap()).collect();
-    assert_eq!(names, ["count", "flood", "huge", "membomb", "ok", "panic", "read_file", "recurse", "spin"]);
+    // The read_file plugin also offers view_image.
+    assert_eq!(
+        names,
+        ["count", "flood", "huge", "membomb", "ok", "panic", "read_file", "recurse", "spin", "view_image"]
+    );
     let r = sb.run(&["--policy", &file, "--plugin", &p, "skills"]).ok();
     assert!(!r.stdout.contains("code-review"), "no skill loads under a policy: {}", r.stdout);
     let r = sb.run(&["--policy", &file, "--plugin", &p, "plugins"]).ok();

@@ -544,7 +544,7 @@ fn a_policy_file_decides_what_is_served() {
     let list = raw.recv();
     let names: Vec<&str> =
         list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["read_file"], "only the pinned plugin is served");
+    assert_eq!(names, ["read_file", "view_image"], "only the pinned plugin (its two tools) is served");
     raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"write_file","arguments":{"file_path":"x.txt","content":"x"}}}"#);
     let refused = raw.recv();
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
