@@ -73,13 +73,27 @@ impl Confinement {
 pub struct Scratch(PathBuf);
 
 impl Scratch {
+    /// A new private folder (0700) under the system's temp folder. Its name is random, not
+    /// only the process id and a counter: a folder left by a killed corral whose id is reused,
+    /// or one another user made ahead in a shared /tmp, is never taken (creation fails on an
+    /// existing name and another name is tried).
     pub fn create() -> std::io::Result<Scratch> {
         use std::os::unix::fs::DirBuilderExt;
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("corral-cmd-{}-{n}", std::process::id()));
-        std::fs::DirBuilder::new().mode(0o700).create(&path)?;
-        Ok(Scratch(path))
+        let mut last = None;
+        for _ in 0..16 {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let mut salt = [0u8; 8];
+            getrandom::fill(&mut salt).map_err(|e| std::io::Error::other(e.to_string()))?;
+            let salt: String = salt.iter().map(|b| format!("{b:02x}")).collect();
+            let path = std::env::temp_dir().join(format!("corral-cmd-{}-{n}-{salt}", std::process::id()));
+            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
+                Ok(()) => return Ok(Scratch(path)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| std::io::Error::other("no free name for the temp folder")))
     }
 
     pub fn path(&self) -> &Path {
@@ -151,5 +165,22 @@ pub fn prepare(session: &Session, program: &Path) -> Result<(Option<Arc<Sandbox>
             Ok((None, scratch))
         }
         Err(e @ SandboxError::Prepare(_)) => Err(ProcError::new(Code::Io, e.to_string())),
+    }
+}
+
+#[cfg(test)]
+mod scratch_tests {
+    use super::Scratch;
+
+    #[test]
+    fn each_scratch_folder_is_new_private_and_removed() {
+        use std::os::unix::fs::PermissionsExt;
+        let (a, b) = (Scratch::create().unwrap(), Scratch::create().unwrap());
+        assert_ne!(a.path(), b.path());
+        let mode = std::fs::metadata(a.path()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        let kept = a.path().to_path_buf();
+        drop(a);
+        assert!(!kept.exists());
     }
 }
