@@ -458,17 +458,13 @@ fn ctrl_c_stops_the_session_with_130_and_leaves_a_note() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while server.requests().len() < 2 {
-        assert!(std::time::Instant::now() < deadline, "the second request never came");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    server.wait_for_requests(2);
     let status = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
-    let started = std::time::Instant::now();
     let out = child.wait_with_output().unwrap();
-    assert!(started.elapsed().as_secs() < 10, "stopped promptly, not after the model's reply");
     assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    // The reply was still being held back when corral stopped: it did not wait for it.
+    assert!(server.requests()[1].replied.is_none(), "stopped promptly, not after the model's reply");
     assert!(out.stdout.is_empty());
     let note = std::fs::read_to_string(sb.state_file("continue.md")).expect("continue.md");
     assert!(note.contains("interrupted") && note.contains("summarise hello.txt"), "{note}");
@@ -563,9 +559,20 @@ fn ctrl_c_in_the_interactive_session_stops_the_turn_not_the_session() {
         Mode::OpenAiStream,
         vec![Step::Delay(std::time::Duration::from_secs(30), Box::new(text("too late"))), text("still here")],
     );
-    let started = std::time::Instant::now();
-    let out = repl(&sb, &server, &["a slow task", "\x03", "next task", "/exit"]);
-    assert!(started.elapsed().as_secs() < 20, "the slow reply was not awaited: {out}");
+    // Ctrl-C once the slow request is in; every other line at its prompt (the Ctrl-C line
+    // answers none, so line i > 1 waits for prompt i).
+    let args = ["--base-url", &server.url(), "--model", "test-model", "--color", "never"];
+    let out = sb.in_terminal_when(
+        &args,
+        &[("CORRAL_RETRY_BASE_MS", "10")],
+        &["a slow task", "\x03", "next task", "/exit"],
+        |i, screen| match i {
+            1 => !server.requests().is_empty(),
+            0 => support::terminal::prompts(screen) > 0,
+            _ => support::terminal::prompts(screen) >= i,
+        },
+    );
+    assert!(server.requests()[0].replied.is_none(), "the slow reply was not awaited: {out}");
     assert!(out.contains("interrupted"), "{out}");
     assert!(out.contains("still here"), "the session went on: {out}");
     assert!(!out.contains("too late"));

@@ -64,7 +64,8 @@ fn new_project_builds_and_passes_its_test(lang: &str, envs: &[(&str, &Path)]) {
     let r = sb.tool(&["--plugin", &plugin], "word_count", &serde_json::json!({"path": "hello.txt"})).ok();
     assert_eq!(r.stdout, "hello.txt: 2 lines, 2 words, 12 bytes\n");
     let r = sb.tool(&["--plugin", &plugin], "word_count", &serde_json::json!({})).tool_err();
-    assert!(r.stderr.contains("error (invalid-args): 'path' is required"), "{}", r.stderr);
+    // The missing field is named (Rust's serde says "missing field `path`", the others "'path' is required").
+    assert!(r.stderr.starts_with("error (invalid-args): ") && r.stderr.contains("path"), "{}", r.stderr);
 }
 
 #[test]

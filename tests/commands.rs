@@ -132,10 +132,8 @@ fn a_timeout_kills_the_whole_process_group() {
     // The grandchild (sleep) writes nothing itself; the script records its pid, then waits.
     script(&spawner, "sleep 300 &\necho $! > grandchild.pid\necho started\nwait");
     let spawner = spawner.to_str().unwrap();
-    let started = std::time::Instant::now();
     let r =
         run(&sb, &["--allowed-commands", spawner], json!({"command": [spawner], "timeout": 1})).tool_err();
-    assert!(started.elapsed() < Duration::from_secs(20), "the run was not cut at its timeout");
     assert!(
         r.stderr.contains(
             "error (timeout): the command did not finish within 1 s; it and everything it started were stopped. \
@@ -245,10 +243,9 @@ fn the_working_directory_stays_inside_the_roots() {
 #[test]
 fn stdin_is_closed() {
     let sb = Sandbox::new();
-    let started = std::time::Instant::now();
+    // Had cat waited for input, the call would have ended in a timeout error, not output.
     let r = run(&sb, &["--allowed-commands", "cat"], json!({"command": ["cat"], "timeout": 20})).ok();
     assert_eq!(r.stdout, "(no output)\n");
-    assert!(started.elapsed() < Duration::from_secs(15), "cat waited for input");
 }
 
 #[test]

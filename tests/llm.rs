@@ -472,10 +472,9 @@ async fn a_slow_server_times_out_and_is_retried() {
     let server = ModelServer::start(Flavor::OpenAi, vec![slow(), Step::Reply(Reply::text("in time"))]);
     let mut cfg = client(&server, Flavor::OpenAi, true).config().clone();
     cfg.timeout = Duration::from_millis(300);
-    let started = Instant::now();
     let (r, events) = call(&Client::new(cfg).unwrap(), &request(vec![Message::user("hi")])).await;
+    // "late" would mean the 3 s reply was awaited instead of timing out at 300 ms.
     assert_eq!(r.unwrap().text, "in time");
-    assert!(started.elapsed() < Duration::from_secs(2));
     let Some(Event::Retry { reason, .. }) = events.iter().find(|e| matches!(e, Event::Retry { .. })) else {
         panic!("{events:?}")
     };

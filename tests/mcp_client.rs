@@ -341,11 +341,7 @@ fn killed_with(signal: &str) {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while server.requests().is_empty() {
-        assert!(Instant::now() < deadline, "the first request never came");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    server.wait_for_requests(1);
     let marker = markers(&sb).display().to_string();
     assert!(!processes_with(&marker).is_empty(), "the server runs while corral waits");
     let status = std::process::Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();

@@ -7,6 +7,7 @@ pub mod guests;
 pub mod inproc;
 pub mod mcp;
 pub mod model_server;
+pub mod terminal;
 pub mod web_server;
 
 use std::collections::BTreeMap;
@@ -185,7 +186,7 @@ impl Sandbox {
     }
 
     /// Runs the interactive session in a pseudo-terminal against the model server at `url`
-    /// with `extra` flags, typing `lines` half a second apart (see [`Sandbox::in_terminal`]),
+    /// with `extra` flags, typing `lines` at its prompts (see [`Sandbox::in_terminal`]),
     /// and returns everything the terminal showed.
     pub fn repl(&self, url: &str, extra: &[&str], lines: &[&str]) -> String {
         let mut args = vec!["--base-url", url, "--model", "test-model", "--color", "never"];
@@ -219,16 +220,26 @@ fn sh_quote(arg: &str) -> String {
 
 impl Sandbox {
     /// Runs corral with `args` in a pseudo-terminal (util-linux `script`), as a person at a
-    /// terminal would, typing `lines` (Enter after each, except Ctrl-C) half a second apart,
-    /// and returns everything the terminal showed. `env` adds variables.
+    /// terminal would, typing each of `lines` (Enter after each, except Ctrl-C) once corral
+    /// shows its next prompt, and returns everything the terminal showed. `env` adds variables.
     pub fn in_terminal(&self, args: &[&str], env: &[(&str, &str)], lines: &[&str]) -> String {
-        use std::io::Write;
+        self.in_terminal_when(args, env, lines, terminal::at_prompt)
+    }
+
+    /// [`Sandbox::in_terminal`], typing line `i` once `ready(i, screen so far)` holds.
+    pub fn in_terminal_when(
+        &self,
+        args: &[&str],
+        env: &[(&str, &str)],
+        lines: &[&str],
+        ready: impl Fn(usize, &str) -> bool,
+    ) -> String {
         let mut cmd = sh_quote(env!("CARGO_BIN_EXE_corral"));
         for a in args {
             cmd.push(' ');
             cmd.push_str(&sh_quote(a));
         }
-        let mut child = Command::new("script")
+        let child = Command::new("script")
             .args(["-qfec", &cmd, "/dev/null"])
             .current_dir(&self.ws)
             .env_clear()
@@ -243,19 +254,7 @@ impl Sandbox {
             .stderr(Stdio::piped())
             .spawn()
             .expect("run script(1)");
-        let mut stdin = child.stdin.take().expect("stdin");
-        for l in lines {
-            std::thread::sleep(std::time::Duration::from_millis(500));
-            stdin.write_all(l.as_bytes()).expect("type");
-            if !l.starts_with('\x03') {
-                stdin.write_all(b"\r").expect("type");
-            }
-            stdin.flush().expect("type");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(500));
-        drop(stdin);
-        let out = child.wait_with_output().expect("wait for script(1)");
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        terminal::drive(child, lines, ready)
     }
 }
 

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -210,6 +210,8 @@ pub fn system_of(body: &Value) -> String {
 struct Shared {
     flavor: Flavor,
     state: Mutex<State>,
+    /// Notified whenever a request is captured.
+    arrived: Condvar,
     stop: AtomicBool,
     next_id: AtomicU64,
 }
@@ -228,6 +230,7 @@ impl ModelServer {
         let shared = Arc::new(Shared {
             flavor,
             state: Mutex::new(State { script: script.into(), ..State::default() }),
+            arrived: Condvar::new(),
             stop: AtomicBool::new(false),
             next_id: AtomicU64::new(1),
         });
@@ -255,6 +258,19 @@ impl ModelServer {
     /// The completion requests received so far, in order.
     pub fn requests(&self) -> Vec<Captured> {
         self.state().requests.clone()
+    }
+
+    /// Blocks until `n` completion requests have arrived and returns them; fails the test
+    /// when they have not come within a minute and a half (a hang guard, not a timing claim).
+    pub fn wait_for_requests(&self, n: usize) -> Vec<Captured> {
+        let deadline = Instant::now() + Duration::from_secs(90);
+        let mut st = self.state();
+        while st.requests.len() < n {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "{} of {n} requests came", st.requests.len());
+            st = self.shared.arrived.wait_timeout(st, left).unwrap_or_else(|p| p.into_inner()).0;
+        }
+        st.requests.clone()
     }
 
     /// Makes GET /v1/models report this context length for "test-model".
@@ -379,6 +395,7 @@ fn serve(shared: &Shared, mut conn: TcpStream) -> std::io::Result<()> {
                 st.requests.push(req.clone());
             }
             drop(st);
+            shared.arrived.notify_all();
             let step = if over {
                 Step::OverflowAs { server: OverflowServer::Vllm, limit: window, prompt }
             } else {
@@ -422,6 +439,7 @@ fn serve(shared: &Shared, mut conn: TcpStream) -> std::io::Result<()> {
     let (index, step) = {
         let mut st = shared.state.lock().unwrap_or_else(|p| p.into_inner());
         st.requests.push(req.clone());
+        shared.arrived.notify_all();
         (st.requests.len() - 1, st.script.pop_front())
     };
     let answered = match step {

@@ -47,11 +47,58 @@ macro_rules! files {
 const COMMON: &[(&str, &str)] = files!["common" / "testdata/sample.txt", "common" / "testdata/expected.txt"];
 const RUST: &[(&str, &str)] = files![
     "rust" / "Cargo.toml",
+    "rust" / "sdk/Cargo.toml",
     "rust" / "src/lib.rs",
     "rust" / "Makefile",
     "rust" / "README.md",
     "rust" / ".gitignore",
 ];
+/// The guest SDK's sources, copied into a Rust project's `sdk/` (see [`vendored_sdk`]).
+macro_rules! sdk {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("../../../plugins/sdk/src/", $name)))),*]
+    };
+}
+const SDK: &[(&str, &str)] = sdk![
+    "lib.rs",
+    "args.rs",
+    "paths.rs",
+    "skill.rs",
+    "spec.rs",
+    "host/mod.rs",
+    "host/fake.rs",
+    "host/process.rs",
+    "host/snapshot.rs",
+    "host/state.rs",
+    "host/web.rs",
+];
+
+/// The SDK's files under `sdk/src/`, their bindings pointed at the project's `wit/` (in
+/// corral's tree they read the repository's WIT folder).
+fn vendored_sdk() -> Vec<(PathBuf, Vec<u8>)> {
+    SDK.iter()
+        .map(|(name, text)| {
+            (Path::new("sdk/src").join(name), point_bindings_at_project_wit(text).into_bytes())
+        })
+        .collect()
+}
+
+/// `text` with every `path: "..."` of a `wit_bindgen::generate!` replaced by `"../wit"`.
+fn point_bindings_at_project_wit(text: &str) -> String {
+    const KEY: &str = "path: \"";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(KEY) {
+        let value = &rest[at + KEY.len()..];
+        let Some(end) = value.find('"') else { break };
+        out.push_str(&rest[..at + KEY.len()]);
+        out.push_str(if value[..end].contains("wit") { "../wit" } else { &value[..end] });
+        rest = &value[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 const PYTHON: &[(&str, &str)] = files![
     "python" / "app.py",
     "python" / "counting.py",
@@ -100,6 +147,9 @@ pub fn project_files(
         .chain(lang.files())
         .map(|(path, text)| (PathBuf::from(path), fill(text, name).into_bytes()))
         .collect();
+    if lang == Lang::Rust {
+        out.extend(vendored_sdk());
+    }
     for (rel, text) in wit::files(lang == Lang::Js, narrowing(lang, caps))? {
         out.push((Path::new("wit").join(rel), text.as_bytes().to_vec()));
     }
@@ -150,6 +200,9 @@ mod tests {
     fn placeholders_are_filled_everywhere() {
         for lang in Lang::NAMES.iter().map(|l| Lang::parse(l).unwrap()) {
             for (path, bytes) in project_files("line-stats", lang, None).unwrap() {
+                if path.starts_with("sdk/src") {
+                    continue; // copied as they are, not filled
+                }
                 let text = String::from_utf8(bytes).unwrap();
                 assert!(!text.contains("{{"), "{lang:?} {}: unfilled placeholder", path.display());
             }
@@ -159,6 +212,58 @@ mod tests {
         assert!(String::from_utf8_lossy(&cargo.1).contains("name = \"line-stats\""));
         let lib = files.iter().find(|(p, _)| p == Path::new("src/lib.rs")).unwrap();
         assert!(String::from_utf8_lossy(&lib.1).contains("\"line_stats\""));
+    }
+
+    /// The Rust project builds on the SDK: every source file of plugins/sdk is copied, its
+    /// bindings read the project's wit/, and its manifest asks for the dependency versions
+    /// corral's own plugins build with.
+    #[test]
+    fn rust_projects_carry_the_sdk() {
+        let files = project_files("x", Lang::Rust, None).unwrap();
+        let text = |file: &str| {
+            files
+                .iter()
+                .find(|(p, _)| p == Path::new(file))
+                .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        };
+        let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/sdk/src");
+        let mut on_disk = Vec::new();
+        for e in walkdir(&sdk) {
+            on_disk.push(e.strip_prefix(&sdk).unwrap().to_string_lossy().into_owned());
+        }
+        on_disk.sort();
+        let mut copied: Vec<String> = SDK.iter().map(|(n, _)| n.to_string()).collect();
+        copied.sort();
+        assert_eq!(copied, on_disk, "template.rs's SDK list must name every file of plugins/sdk/src");
+        for (name, _) in SDK {
+            let code = text(&format!("sdk/src/{name}")).unwrap();
+            for (at, _) in code.match_indices("path: \"") {
+                assert!(code[at..].starts_with("path: \"../wit\""), "sdk/src/{name}: {}", &code[at..at + 40]);
+            }
+        }
+        assert!(text("sdk/src/lib.rs").unwrap().contains("path: \"../wit\""));
+        assert!(text("wit/plugin.wit").is_some() || files.iter().any(|(p, _)| p.starts_with("wit")));
+        #[allow(clippy::disallowed_methods)]
+        let plugins: toml::Value =
+            toml::from_str(&std::fs::read_to_string(sdk.join("../../Cargo.toml")).unwrap()).unwrap();
+        let manifest: toml::Value = toml::from_str(&text("sdk/Cargo.toml").unwrap()).unwrap();
+        for dep in ["wit-bindgen", "serde", "serde_json"] {
+            let want = &plugins["workspace"]["dependencies"][dep];
+            let have = &manifest["dependencies"][dep];
+            let version = |v: &toml::Value| v.get("version").cloned().unwrap_or_else(|| v.clone());
+            assert_eq!(version(have), version(want), "{dep}");
+            assert_eq!(have.get("features"), want.get("features"), "{dep}");
+        }
+    }
+
+    fn walkdir(dir: &Path) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        let entries = std::fs::read_dir(dir).unwrap();
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() { out.extend(walkdir(&p)) } else { out.push(p) }
+        }
+        out
     }
 
     #[test]

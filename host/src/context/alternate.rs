@@ -7,19 +7,17 @@
 //! before them; a nudge that would follow another user-side message is joined to it, or, after
 //! tool results, added to the last result; back-to-back model texts are joined.
 
-use super::transcript::Entry;
 use crate::llm::Message;
 
-/// The messages of `entries`, in strict alternation.
-pub fn strict(entries: &[Entry]) -> Vec<Message> {
-    let mut out: Vec<Message> = Vec::with_capacity(entries.len());
+/// The messages in strict alternation; each comes with whether the host wrote it as a recap.
+pub fn strict<'a>(messages: impl IntoIterator<Item = (&'a Message, bool)>) -> Vec<Message> {
+    let messages = messages.into_iter();
+    let mut out: Vec<Message> = Vec::with_capacity(messages.size_hint().0);
     // The side of the last message that counts for alternation: Some(true) the user's.
     let mut last_user: Option<bool> = None;
-    for e in entries {
-        let msg = match (&e.msg, e.recap) {
-            (Message::Assistant { text, .. }, Some(_)) => {
-                Message::User { text: text.clone(), synthetic: true }
-            }
+    for (m, recap) in messages {
+        let msg = match (m, recap) {
+            (Message::Assistant { text, .. }, true) => Message::User { text: text.clone(), synthetic: true },
             (m, _) => m.clone(),
         };
         match msg {
@@ -78,8 +76,28 @@ fn join_user(out: &mut [Message], text: &str, synthetic: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::transcript::{Recap, Transcript};
     use crate::llm::ToolCall;
+
+    /// The messages of a conversation as the transcript holds them: (message, host recap).
+    #[derive(Default)]
+    struct Talk(Vec<(Message, bool)>);
+
+    impl Talk {
+        fn push(&mut self, m: Message) {
+            self.0.push((m, false));
+        }
+
+        fn push_recap(&mut self, text: &str) {
+            self.0.push((
+                Message::Assistant { text: text.into(), reasoning: None, tool_calls: Vec::new() },
+                true,
+            ));
+        }
+
+        fn wire_messages(&self) -> Vec<Message> {
+            strict(self.0.iter().map(|(m, r)| (m, *r)))
+        }
+    }
 
     fn call(id: &str) -> Message {
         Message::Assistant {
@@ -112,9 +130,9 @@ mod tests {
 
     #[test]
     fn recaps_go_on_the_persons_side_and_roles_alternate() {
-        let mut t = Transcript::new(false);
+        let mut t = Talk::default();
         t.push(Message::user("fix the bug"));
-        t.push_recap("[recap] read a.rs".into(), Recap::Compaction);
+        t.push_recap("[recap] read a.rs");
         t.push(call("1"));
         t.push(result("1"));
         t.push(Message::nudge("reminder: todo"));
@@ -132,7 +150,7 @@ mod tests {
 
     #[test]
     fn back_to_back_model_turns_become_one() {
-        let mut t = Transcript::new(false);
+        let mut t = Talk::default();
         t.push(Message::user("task"));
         t.push(Message::Assistant { text: "cut off".into(), reasoning: None, tool_calls: Vec::new() });
         t.push(call("1"));
@@ -145,8 +163,8 @@ mod tests {
 
     #[test]
     fn a_conversation_that_starts_with_a_recap_starts_on_the_users_side() {
-        let mut t = Transcript::new(false);
-        t.push_recap("[recap]".into(), Recap::Snapshot);
+        let mut t = Talk::default();
+        t.push_recap("[recap]");
         t.push(Message::user("go on"));
         let ms = t.wire_messages();
         assert_eq!(plain_roles(&ms), ["user"]);

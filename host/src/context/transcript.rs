@@ -103,7 +103,7 @@ impl Transcript {
 
     /// The messages as sent to the model: in strict alternation (see [`super::alternate`]).
     pub fn wire_messages(&self) -> Vec<Message> {
-        super::alternate::strict(&self.entries)
+        super::alternate::strict(self.entries.iter().map(|e| (&e.msg, e.recap.is_some())))
     }
 
     /// The estimated cost of all messages.

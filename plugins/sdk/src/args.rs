@@ -52,6 +52,16 @@ pub fn opt_bool(args: &Value, key: &str) -> Result<Option<bool>, ToolError> {
     }
 }
 
+/// The whole arguments object read into a typed struct (`#[derive(serde::Deserialize)]`); a
+/// missing field, a wrong type or an unknown field (with `#[serde(deny_unknown_fields)]`) is an
+/// `invalid-args` error that quotes serde's reason, which names the field.
+pub fn parse<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    serde_json::from_value(args).map_err(|e| {
+        ToolError::invalid_args(format!("the arguments do not fit this tool's schema: {e}"))
+            .with_hint("send the fields its input schema lists, with their types")
+    })
+}
+
 fn type_error(key: &str, want: &str, got: &Value) -> ToolError {
     let kind = match got {
         Value::Null => "null",
@@ -92,6 +102,26 @@ mod tests {
             "missing required field 'file_path'"
         );
         assert!(req_str(&json!({"file_path": 1}), "file_path").is_err());
+    }
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Typed {
+        path: String,
+        limit: Option<u32>,
+    }
+
+    #[test]
+    fn typed_arguments_name_what_is_wrong() {
+        let t: Typed = parse(json!({"path": "a.txt"})).unwrap();
+        assert_eq!((t.path.as_str(), t.limit), ("a.txt", None));
+        let missing = parse::<Typed>(json!({})).unwrap_err();
+        assert!(missing.message.contains("missing field `path`"), "{}", missing.message);
+        let unknown = parse::<Typed>(json!({"path": "a", "colour": 1})).unwrap_err();
+        assert!(unknown.message.contains("unknown field `colour`"), "{}", unknown.message);
+        let wrong = parse::<Typed>(json!({"path": 3})).unwrap_err();
+        assert!(wrong.message.contains("expected a string"), "{}", wrong.message);
     }
 
     #[test]

@@ -1,27 +1,33 @@
-//! {{name}}: a corral tool plugin. corral calls `describe` once to learn the tools, then
-//! `invoke` for each call, in a fresh sandboxed instance that sees the workspace read-only.
+//! {{name}}: a corral tool plugin on corral's guest SDK (sdk/). corral calls `tools` once to
+//! learn the tools, then `call` for each use, in a fresh sandboxed instance that sees the
+//! workspace read-only.
 
-wit_bindgen::generate!({ path: "wit", world: "tool-plugin" });
-
-use corral::plugin::types::{ContentPart, ErrorKind, ToolError, ToolHints, ToolOutput, ToolSpec};
-use corral::plugin::workspace;
-use exports::corral::plugin::tool::Guest;
-use std::path::{Path, PathBuf};
+use corral_plugin_sdk::paths::{Resolver, io_error};
+use corral_plugin_sdk::{Output, Plugin, Spec, ToolError, Value, args, json};
+use serde::Deserialize;
 
 const TOOL: &str = "{{tool}}";
 
-struct Plugin;
+/// The tool's arguments as the model sends them; `args::parse` turns a missing, mistyped or
+/// unknown field into an `invalid-args` error that names it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    /// The file, relative to the workspace root or absolute inside it.
+    path: String,
+}
 
-export!(Plugin);
+struct Tool;
 
-impl Guest for Plugin {
-    fn describe() -> Vec<ToolSpec> {
-        vec![ToolSpec {
-            name: TOOL.to_string(),
-            description: "Counts the lines, words and bytes of a text file in the workspace. \
-                          Use it to size a file before reading it."
-                .to_string(),
-            input_schema: serde_json::json!({
+impl Plugin for Tool {
+    fn tools() -> Vec<Spec> {
+        // Read-only, idempotent and needing no capability: `Spec::writes` and `Spec::needs`
+        // declare more.
+        vec![Spec::new(
+            TOOL,
+            "Counts the lines, words and bytes of a text file in the workspace. \
+             Use it to size a file before reading it.",
+            json!({
                 "type": "object",
                 "properties": {
                     "path": {
@@ -31,66 +37,23 @@ impl Guest for Plugin {
                 },
                 "required": ["path"],
                 "additionalProperties": false
-            })
-            .to_string(),
-            hints: ToolHints { read_only: true, destructive: false, idempotent: true, open_world: false },
-            // This tool only reads; a tool that writes would list Capability::WorkspaceWrite.
-            capabilities: vec![],
-        }]
+            }),
+        )]
     }
 
-    fn invoke(name: String, args_json: String) -> Result<ToolOutput, ToolError> {
-        if name != TOOL {
-            return Err(error(ErrorKind::NotFound, format!("this plugin has no tool named '{name}'"), None));
-        }
-        let args: serde_json::Value = serde_json::from_str(&args_json)
-            .map_err(|e| error(ErrorKind::InvalidArgs, format!("the arguments are not JSON: {e}"), None))?;
-        let path = args.get("path").and_then(|p| p.as_str()).filter(|p| !p.is_empty()).ok_or_else(|| {
-            error(
-                ErrorKind::InvalidArgs,
-                "'path' is required".into(),
-                Some("pass a file path relative to the workspace root, e.g. {\"path\": \"README.md\"}"),
-            )
-        })?;
-        // Reads go straight through WASI: the workspace is preopened read-only.
-        let bytes = std::fs::read(resolve(path)).map_err(|e| io_error(path, &e))?;
+    fn call(_name: &str, a: Value) -> Result<Output, ToolError> {
+        let Args { path } = args::parse(a)?;
+        // The roots are preopened at their absolute paths: resolve the model's path first.
+        // `Resolver::of_host` asks the host for the roots only, which needs no grant.
+        let file = Resolver::of_host().resolve(&path)?;
+        let bytes = std::fs::read(&file).map_err(|e| io_error(&path, &e))?;
         let c = count(&bytes);
-        let text = format!("{path}: {} lines, {} words, {} bytes", c.lines, c.words, c.bytes);
-        Ok(ToolOutput { content: vec![ContentPart::Text(text)], truncated: false })
+        // A tool can also return pictures: `Output::text(..).with_image("image/png", bytes)`.
+        Ok(Output::text(format!("{path}: {} lines, {} words, {} bytes", c.lines, c.words, c.bytes)))
     }
 }
 
-/// Relative paths start at the workspace root: the first root the host reports.
-fn resolve(path: &str) -> PathBuf {
-    if Path::new(path).is_absolute() {
-        return PathBuf::from(path);
-    }
-    let root = workspace::roots().into_iter().next().map(|r| r.path).unwrap_or_else(|| "/".into());
-    Path::new(&root).join(path)
-}
-
-fn error(kind: ErrorKind, message: String, hint: Option<&str>) -> ToolError {
-    ToolError { kind, message, hint: hint.map(str::to_string) }
-}
-
-/// A tool error a model can act on, for a failed read of `path`.
-fn io_error(path: &str, e: &std::io::Error) -> ToolError {
-    use std::io::ErrorKind as K;
-    match e.kind() {
-        K::NotFound => error(
-            ErrorKind::NotFound,
-            format!("'{path}' does not exist"),
-            Some("check the path with list_files; paths are relative to the workspace root"),
-        ),
-        K::IsADirectory => error(ErrorKind::InvalidArgs, format!("'{path}' is a directory, not a file"), None),
-        K::PermissionDenied => error(
-            ErrorKind::PermissionDenied,
-            format!("'{path}' is outside the workspace"),
-            Some("only files inside the workspace can be read"),
-        ),
-        _ => error(ErrorKind::Io, format!("cannot read '{path}': {e}"), None),
-    }
-}
+corral_plugin_sdk::export_plugin!(Tool);
 
 /// Lines (newline characters, plus a last line without one), words and bytes.
 #[derive(Debug, PartialEq, Eq)]
@@ -117,5 +80,13 @@ mod tests {
         assert_eq!(count(b"one two\nthree\n"), Counts { lines: 2, words: 3, bytes: 14 });
         assert_eq!(count(b"no newline at end"), Counts { lines: 1, words: 4, bytes: 17 });
         assert_eq!(count(b"  spaced\t\tout  \n\n"), Counts { lines: 2, words: 2, bytes: 17 });
+    }
+
+    #[test]
+    fn arguments_are_typed() {
+        let e = args::parse::<Args>(json!({"path": 7})).err().map(|e| e.message).unwrap_or_default();
+        assert!(e.contains("expected a string"), "{e}");
+        let e = args::parse::<Args>(json!({"file": "a"})).err().map(|e| e.message).unwrap_or_default();
+        assert!(e.contains("unknown field `file`"), "{e}");
     }
 }
