@@ -7,7 +7,7 @@ use corral::llm::{
     Client, ClientConfig, Event, FinishReason, LlmError, Message, Request, Response, RetryPolicy, ToolDef,
 };
 use serde_json::{Value, json};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::model_server::{Flavor, ModelServer, Reply, Step};
 
 const FLAVORS: [Flavor; 2] = [Flavor::OpenAi, Flavor::Anthropic];
