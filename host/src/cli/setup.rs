@@ -249,7 +249,7 @@ pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
     if settings.allow_git_writes {
         roots.allow_git_writes();
     }
-    let policy_ws = Policy { read_guard: settings.read_guard, ..Policy::default() };
+    let policy_ws = Policy { read_guard: settings.read_guard, undo: settings.undo, ..Policy::default() };
     let mut session = Session::new(roots, policy_ws, log::Sink::new(verbose));
     if let Some(state) = &state_dir {
         let ws_real = &session.roots.workspace().path;
