@@ -101,11 +101,18 @@ fn the_model_undoes_its_own_latest_turn() {
     let sb = sandbox(&server, "");
     sb.run(&["make a file, then think better of it"]).ok();
     let reqs = server.requests();
-    let offered: Vec<&str> =
-        reqs[0].body["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    let offered: Vec<&str> = reqs[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
     assert!(offered.contains(&"undo"), "{offered:?}");
     let results = tool_results(&reqs[2]);
-    assert!(results[1].contains("Undid checkpoint 1") && results[1].contains("deleted made.txt"), "{results:?}");
+    assert!(
+        results[1].contains("Undid checkpoint 1") && results[1].contains("deleted made.txt"),
+        "{results:?}"
+    );
     assert_eq!(file(&sb, "made.txt"), None);
 }
 
@@ -172,7 +179,8 @@ fn a_change_too_big_to_keep_says_it_cannot_be_undone() {
     sb.run(&["shrink hello"]).ok();
     let results = tool_results(&server.requests()[2]);
     assert!(
-        results[1].contains("this change to 'hello.txt' cannot be undone") && results[1].contains("undo.max_bytes"),
+        results[1].contains("this change to 'hello.txt' cannot be undone")
+            && results[1].contains("undo.max_bytes"),
         "{results:?}"
     );
     let r = sb.run(&["undo"]).ok();

@@ -57,12 +57,10 @@ fn refusal(e: &UndoError) -> String {
 
 /// What a restore did, for the model and the person.
 pub fn report(r: &Restored) -> String {
-    let which: Vec<String> = r.checkpoints.iter().map(|c| format!("{} ({})", c.n, undo::describe(c))).collect();
-    let mut out = format!(
-        "Undid checkpoint{} {}.\n",
-        if which.len() == 1 { "" } else { "s" },
-        which.join(", ")
-    );
+    let which: Vec<String> =
+        r.checkpoints.iter().map(|c| format!("{} ({})", c.n, undo::describe(c))).collect();
+    let mut out =
+        format!("Undid checkpoint{} {}.\n", if which.len() == 1 { "" } else { "s" }, which.join(", "));
     for f in &r.files {
         out.push_str(&format!("  {f}\n"));
     }

@@ -40,7 +40,12 @@ pub(crate) fn atomic_replace(dir: &Dir, name: &Path, contents: &[u8], existed: b
 }
 
 /// [`atomic_replace`] with the permissions given (`None`: a new file's default).
-pub(crate) fn atomic_replace_mode(dir: &Dir, name: &Path, contents: &[u8], mode: Option<u32>) -> io::Result<()> {
+pub(crate) fn atomic_replace_mode(
+    dir: &Dir,
+    name: &Path,
+    contents: &[u8],
+    mode: Option<u32>,
+) -> io::Result<()> {
     let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let tmp = format!("{TMP_PREFIX}{}-{n}", std::process::id());
     let result = match unnamed::write(dir, &tmp, contents, mode) {

@@ -1,8 +1,8 @@
 //! File changes on behalf of plugins: atomic writes, moves and read notes, all through the
 //! roots' cap-std directories, all checked against protection and the read guard.
 
-use super::{ErrorCode, Located, Session, WsError, undo};
 use super::atomic::{atomic_replace, move_entry, open_parent};
+use super::{ErrorCode, Located, Session, WsError, undo};
 use std::io;
 use std::path::Path;
 
@@ -133,8 +133,10 @@ pub fn rename(s: &Session, from: &str, to: &str) -> Result<WriteInfo, WsError> {
     let (Some(src_name), Some(dst_name)) = (src.rel.file_name(), dst.rel.file_name()) else {
         return Err(WsError::invalid_path(from, "no file name"));
     };
-    let captured: Vec<_> =
-        [undo::capture(s, &src, &src_shown), undo::capture(s, &dst, &dst_shown)].into_iter().flatten().collect();
+    let captured: Vec<_> = [undo::capture(s, &src, &src_shown), undo::capture(s, &dst, &dst_shown)]
+        .into_iter()
+        .flatten()
+        .collect();
     move_entry(&src_dir, Path::new(src_name), &dst_dir, Path::new(dst_name))
         .map_err(|e| WsError::from_io(&dst_shown, &e))?;
     note(s, &dst);

@@ -199,7 +199,9 @@ pub async fn run(
             input @ (Input::Undo | Input::Rewind(_)) => {
                 let rewind = if let Input::Rewind(n) = input { Some(n) } else { None };
                 let mut confirm = |q: &str| {
-                    editor.readline(q).is_ok_and(|a| matches!(a.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
+                    editor
+                        .readline(q)
+                        .is_ok_and(|a| matches!(a.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
                 };
                 eprint!("{}", super::undo::repl(agent, rewind, &mut confirm));
             }

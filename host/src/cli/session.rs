@@ -382,5 +382,7 @@ async fn one_shot(
 /// Whether a loaded plugin may change the workspace (in CI, `undo` is offered only then).
 fn may_write(env: &Env) -> bool {
     use crate::capabilities::grant::Capability;
-    env.registry.tools().any(|(_, p)| env.session.granted.get(&p.info.name).contains(Capability::WorkspaceWrite))
+    env.registry
+        .tools()
+        .any(|(_, p)| env.session.granted.get(&p.info.name).contains(Capability::WorkspaceWrite))
 }

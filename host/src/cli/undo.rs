@@ -80,7 +80,11 @@ fn restore_asking(
 }
 
 /// `/undo` and `/rewind [N]` in the REPL: what to print.
-pub fn repl(agent: &mut Agent<'_>, rewind: Option<Option<u64>>, confirm: &mut dyn FnMut(&str) -> bool) -> String {
+pub fn repl(
+    agent: &mut Agent<'_>,
+    rewind: Option<Option<u64>>,
+    confirm: &mut dyn FnMut(&str) -> bool,
+) -> String {
     let session = agent.tools().session.clone();
     let target = match rewind {
         None => Target::Latest,
@@ -103,7 +107,8 @@ pub fn repl(agent: &mut Agent<'_>, rewind: Option<Option<u64>>, confirm: &mut dy
         _ => None,
     };
     match trimmed {
-        Some(n) => out.push_str(&format!("The conversation was trimmed to before that turn ({n} messages removed).\n")),
+        Some(n) => out
+            .push_str(&format!("The conversation was trimmed to before that turn ({n} messages removed).\n")),
         None => agent.tell_model(&format!(
             "The person reverted files with undo; they are now as before the turn(s) listed:\n{}",
             report(&r)

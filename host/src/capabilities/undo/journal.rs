@@ -37,8 +37,10 @@ struct Inner {
 
 impl Default for Journal {
     fn default() -> Self {
-        let nanos =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
         let mut h = blake3::Hasher::new();
         h.update(&nanos.to_le_bytes());
         h.update(&std::process::id().to_le_bytes());
@@ -176,7 +178,11 @@ pub fn capture(s: &Session, loc: &Located, shown: &str) -> Option<Captured> {
                 )),
             },
             Ok((state, contents)) => First { state, contents, why: None },
-            Err(e) => First { state: State::Other, contents: None, why: Some(format!("it could not be read ({e})")) },
+            Err(e) => First {
+                state: State::Other,
+                contents: None,
+                why: Some(format!("it could not be read ({e})")),
+            },
         }
     };
     Some(Captured { loc: loc.clone(), path, first: Some(first) })
@@ -238,8 +244,15 @@ fn commit_locked(s: &Session, g: &mut Inner, captured: &[Captured]) -> io::Resul
             } else if matches!(first.state, State::File { .. } | State::Other) {
                 kept = false;
             }
-            let why = if kept { None } else { first.why.clone().or(Some("it is not a file or a link".into())) };
-            cp.entries.push(Entry { path: c.path.clone(), before: first.state.clone(), kept, why, after: State::Other });
+            let why =
+                if kept { None } else { first.why.clone().or(Some("it is not a file or a link".into())) };
+            cp.entries.push(Entry {
+                path: c.path.clone(),
+                before: first.state.clone(),
+                kept,
+                why,
+                after: State::Other,
+            });
         }
         let dir = &s.roots.all()[c.loc.root].dir;
         if let Some(e) = cp.entries.iter_mut().find(|e| e.path == c.path) {

@@ -24,22 +24,29 @@ pub enum UndoError {
          set one of them for undo to work"
     )]
     NoState,
-    #[error("there is nothing to undo: no change made by corral in this workspace is kept and not yet undone")]
+    #[error(
+        "there is nothing to undo: no change made by corral in this workspace is kept and not yet undone"
+    )]
     Nothing,
     #[error("there is no checkpoint {0}; `corral undo --list` shows the checkpoints kept")]
     NoSuch(u64),
-    #[error(
-        "nothing was restored: {} changed outside corral since checkpoint {n}: {}. Restoring would lose \
-         those changes; look at them first, then restore anyway with `corral undo --force`{}",
-        if files.len() == 1 { "a file" } else { "files" },
-        files.join(", "),
-        if *to { format!(" --to {n}") } else { String::new() }
-    )]
+    #[error("{}", changed_text(*.n, *.to, .files))]
     Changed { n: u64, to: bool, files: Vec<String> },
     #[error("nothing was restored: {}", .0.join("; "))]
     Refused(Vec<String>),
     #[error("{0}")]
     Io(String),
+}
+
+/// The refusal for files changed outside corral since checkpoint `n` (`to`: a rewind).
+fn changed_text(n: u64, to: bool, files: &[String]) -> String {
+    format!(
+        "nothing was restored: {} changed outside corral since checkpoint {n}: {}. Restoring would lose those \
+         changes; look at them first, then restore anyway with `corral undo --force{}`",
+        if files.len() == 1 { "a file" } else { "files" },
+        files.join(", "),
+        if to { format!(" --to {n}") } else { String::new() }
+    )
 }
 
 /// What a restore did.
@@ -183,7 +190,11 @@ fn check(
                 // A parent that is not a folder any more.
                 std::io::ErrorKind::NotADirectory => State::Other,
                 _ => {
-                    refused.push(format!("'{}' cannot be read ({})", step.path, WsError::from_io(&step.path, &e)));
+                    refused.push(format!(
+                        "'{}' cannot be read ({})",
+                        step.path,
+                        WsError::from_io(&step.path, &e)
+                    ));
                     continue;
                 }
             },

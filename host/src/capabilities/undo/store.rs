@@ -1,9 +1,9 @@
 //! The checkpoints on disk, in the workspace's local state: `checkpoints/<n>/index.json` (what
 //! each path was before the turn and became after it) beside the saved contents, by hash.
 
+use super::super::atomic::atomic_replace;
 use super::super::hostread::read_regular;
 use super::super::local::Local;
-use super::super::atomic::atomic_replace;
 use cap_std::fs::Dir;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -137,7 +137,8 @@ impl Store {
 
     /// The checkpoints, oldest first; a folder whose index cannot be read is skipped.
     pub fn list(&self) -> io::Result<Vec<Checkpoint>> {
-        let mut out: Vec<Checkpoint> = self.numbers()?.into_iter().filter_map(|n| self.load(n).ok()).collect();
+        let mut out: Vec<Checkpoint> =
+            self.numbers()?.into_iter().filter_map(|n| self.load(n).ok()).collect();
         out.sort_by_key(|c| c.n);
         Ok(out)
     }
@@ -157,8 +158,9 @@ impl Store {
     /// The checkpoint numbered `n`.
     pub fn load(&self, n: u64) -> io::Result<Checkpoint> {
         let path = format!("{n}/{INDEX}");
-        let c = read_regular(&self.dir, Path::new(&path), MAX_INDEX)?
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, format!("checkpoint {n} does not exist")))?;
+        let c = read_regular(&self.dir, Path::new(&path), MAX_INDEX)?.ok_or_else(|| {
+            io::Error::new(io::ErrorKind::NotFound, format!("checkpoint {n} does not exist"))
+        })?;
         let cp: Checkpoint = serde_json::from_slice(&c.bytes).map_err(|e| {
             io::Error::new(io::ErrorKind::InvalidData, format!("checkpoint {n} has an unreadable index: {e}"))
         })?;
@@ -208,9 +210,13 @@ impl Store {
     pub fn blob(&self, n: u64, hash: &str, size: u64) -> io::Result<Vec<u8>> {
         let sub = self.sub(n)?;
         let missing = || {
-            io::Error::new(io::ErrorKind::NotFound, format!("the saved contents {hash} of checkpoint {n} are missing"))
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("the saved contents {hash} of checkpoint {n} are missing"),
+            )
         };
-        let c = read_regular(&sub, Path::new(blob_name(hash)?), size.saturating_add(1))?.ok_or_else(missing)?;
+        let c =
+            read_regular(&sub, Path::new(blob_name(hash)?), size.saturating_add(1))?.ok_or_else(missing)?;
         if self::hash(&c.bytes) != hash {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,

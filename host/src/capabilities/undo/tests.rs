@@ -66,11 +66,18 @@ fn a_turn_makes_one_checkpoint_and_undo_puts_edits_and_creations_back() {
     let cps = list(&f.s).unwrap();
     assert_eq!(cps.len(), 1, "a turn that changed nothing makes no checkpoint");
     assert_eq!(paths(&cps[0]), ["a.txt", "dir/b.txt"]);
-    assert_eq!((cps[0].turn, cps[0].reply, cps[0].tools.clone()), (Some(1), Some(10), vec!["write_file".into()]));
+    assert_eq!(
+        (cps[0].turn, cps[0].reply, cps[0].tools.clone()),
+        (Some(1), Some(10), vec!["write_file".into()])
+    );
     assert_eq!(cps[0].session, f.s.undo.session_id());
 
     let r = restore(&f.s, Target::Latest, false).unwrap();
-    assert_eq!(f.get("a.txt").as_deref(), Some("old"), "the state before the turn, not before the last write");
+    assert_eq!(
+        f.get("a.txt").as_deref(),
+        Some("old"),
+        "the state before the turn, not before the last write"
+    );
     assert_eq!(std::fs::metadata(f.ws.join("a.txt")).unwrap().permissions().mode() & 0o777, 0o640);
     assert_eq!(f.get("dir/b.txt"), None);
     assert_eq!(r.files, ["restored a.txt", "deleted dir/b.txt (it did not exist before)"]);
@@ -214,9 +221,9 @@ fn a_change_outside_a_turn_is_a_checkpoint_of_its_own() {
     workspace::write(&f.s, "a.txt", b"1").unwrap();
     workspace::write(&f.s, "b.txt", b"2").unwrap();
     let cps = list(&f.s).unwrap();
-    assert_eq!(cps.iter().map(|c| (c.turn, paths(c).join(","))).collect::<Vec<_>>(), [
-        (None, "a.txt".to_string()),
-        (None, "b.txt".to_string())
-    ]);
+    assert_eq!(
+        cps.iter().map(|c| (c.turn, paths(c).join(","))).collect::<Vec<_>>(),
+        [(None, "a.txt".to_string()), (None, "b.txt".to_string())]
+    );
     assert!(describe(&cps[0]).starts_with("outside a turn: a.txt"));
 }
