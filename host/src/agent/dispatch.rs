@@ -1,7 +1,7 @@
 //! Runs the tools the model asked for: parse and check the arguments, invoke the plugin in
 //! its sandbox, and turn every outcome, the model's mistakes included, into a tool message.
 
-use super::call::{CallOutcome, error_text, parse_arguments};
+use super::call::{CallOutcome, add_undo_notes, error_text, parse_arguments};
 use super::{cron_tool, schema, undo_tool, use_skill};
 use crate::capabilities::Session;
 use crate::capabilities::effects::{Effect, FileChange};
@@ -178,17 +178,6 @@ impl Toolbox<'_> {
         let p = args.get("file_path")?.as_str()?;
         let loc = self.session.roots.resolve(p, true).ok()?;
         Some((self.session.roots.display(&loc), self.session.roots.absolute(&loc)))
-    }
-}
-
-/// Adds to a result the notes of changes it made that cannot be undone: a tool's own text
-/// may say the change was made; it must not be taken to mean it can be reverted.
-pub(super) fn add_undo_notes(content: &mut String, effects: &[Effect]) {
-    for e in effects {
-        if let Effect::NotUndoable(note) = e {
-            content.push('\n');
-            content.push_str(note);
-        }
     }
 }
 
