@@ -502,8 +502,10 @@ mod tests {
             "always",
             "-v",
         ];
-        // Tables of entries are set in files only; every other key has a flag.
-        const FILE_ONLY: &[&str] = &["network.allow_hosts", "network.allow_private", "network.hosts"];
+        // Tables of entries, and the undo bounds (rarely changed), are set in files only;
+        // every other key has a flag.
+        const FILE_ONLY: &[&str] =
+            &["network.allow_hosts", "network.allow_private", "network.hosts", "undo.max_bytes", "undo.keep"];
         let (s, p) = load(&args, &[]).unwrap();
         for e in &p.entries {
             let from_flag = e.source().starts_with("flag --");

@@ -118,7 +118,7 @@ pub const COMMAND_MODES: &[&str] = &["off", "allowlist", "ask"];
 pub const CAPABILITIES: &[&str] = &["workspace-write", "kv", "http", "process", "context"];
 /// The tables a settings file may have, in listing order.
 pub const TABLES: &[&str] =
-    &["limits", "plugins", "workspace", "model", "agent", "output", "network", "commands"];
+    &["limits", "plugins", "workspace", "undo", "model", "agent", "output", "network", "commands"];
 /// The table of per-plugin settings, `[plugin-settings.<plugin>]` (free-form strings that
 /// the plugin reads through `host-info.setting`).
 pub const PLUGIN_SETTINGS: &str = "plugin-settings";
