@@ -3,8 +3,8 @@
 //! the todo mirror, the trash index and the undo checkpoints. Only corral writes there, so a repository can never
 //! ship any of it.
 
-use super::hostread::read_regular;
 use super::atomic::atomic_replace;
+use super::hostread::read_regular;
 use cap_fs_ext::DirExt;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};

@@ -3,8 +3,8 @@
 //! retention age, then the oldest beyond the size cap, are purged, except the file just
 //! deleted, which is kept (until a later delete) whatever its size.
 
-use super::local::Local;
 use super::atomic::{move_entry, open_parent};
+use super::local::Local;
 use super::workspace::check_guard;
 use super::{ErrorCode, Session, WsError};
 use cap_std::fs::Dir;
