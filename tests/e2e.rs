@@ -29,4 +29,5 @@ mod session;
 mod skills;
 mod ssrf;
 mod trust;
+mod undo;
 mod web;

@@ -131,6 +131,22 @@ impl Agent<'_> {
     ) -> Result<(), Outcome> {
         let reply_id = self.transcript.push(response.to_message());
         self.tools.session.snapshot.set_current(reply_id);
+        // The reply's changes make one undo checkpoint, labelled with the session's turn.
+        let turn = u64::from(self.totals.turns) + u64::from(stats.turns);
+        self.tools.session.undo.begin(crate::capabilities::undo::Label { turn, reply: reply_id });
+        let result = self.run_reply_calls(reply_id, response, stats, obs).await;
+        self.tools.session.undo.end();
+        result
+    }
+
+    /// The calls of the reply `reply_id`, in groups (see [`Agent::run_calls`]).
+    async fn run_reply_calls(
+        &mut self,
+        reply_id: u64,
+        response: &Response,
+        stats: &mut Stats,
+        obs: &mut dyn Observer,
+    ) -> Result<(), Outcome> {
         let calls = &response.tool_calls;
         let kinds: Vec<Kind> = calls.iter().map(|c| self.kind_of(c)).collect();
         let width = parallel::width(self.cfg.parallel_calls);
@@ -269,6 +285,7 @@ impl Agent<'_> {
         };
         turn.read_only &= read_only;
         self.tools.session.snapshot.note_call(&call.name, read_only);
+        self.tools.session.undo.attribute(&call.name);
         let outcome = self.apply_effects(reply_id, outcome, stats);
         turn.used_todo |= outcome.changed_todo();
         self.activity.push(activity_line(call, &outcome));

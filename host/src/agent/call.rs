@@ -48,6 +48,17 @@ impl CallOutcome {
     }
 }
 
+/// Adds to a result the notes of changes it made that cannot be undone: a tool's own text
+/// may say the change was made; it must not be taken to mean it can be reverted.
+pub fn add_undo_notes(content: &mut String, effects: &[Effect]) {
+    for e in effects {
+        if let Effect::NotUndoable(note) = e {
+            content.push('\n');
+            content.push_str(note);
+        }
+    }
+}
+
 /// Parses the model's argument text. Empty means `{}`; a JSON object encoded as a string is
 /// unwrapped. Anything else that is not an object is refused with a correction.
 pub fn parse_arguments(raw: &str) -> Result<Value, String> {

@@ -1,8 +1,8 @@
 //! Runs the tools the model asked for: parse and check the arguments, invoke the plugin in
 //! its sandbox, and turn every outcome, the model's mistakes included, into a tool message.
 
-use super::call::{CallOutcome, error_text, parse_arguments};
-use super::{cron_tool, schema, use_skill};
+use super::call::{CallOutcome, add_undo_notes, error_text, parse_arguments};
+use super::{cron_tool, schema, undo_tool, use_skill};
 use crate::capabilities::Session;
 use crate::capabilities::effects::{Effect, FileChange};
 use crate::llm::{ToolCall, ToolDef};
@@ -27,6 +27,9 @@ pub struct Toolbox<'a> {
     pub external: Option<&'a dyn super::external::ExternalTools>,
     /// The host's `cron` tool, when the workspace has a state folder.
     pub cron: Option<&'a cron_tool::CronHost>,
+    /// Whether to offer the host's `undo` tool (not in CI unless a tool may write; it also
+    /// needs a state folder).
+    pub undo: bool,
 }
 
 impl Toolbox<'_> {
@@ -55,6 +58,9 @@ impl Toolbox<'_> {
         if self.offers_cron() {
             defs.push(cron_tool::def());
         }
+        if self.offers_undo() {
+            defs.push(undo_tool::def());
+        }
         defs.sort_by(|a, b| a.name.cmp(&b.name));
         defs
     }
@@ -67,6 +73,11 @@ impl Toolbox<'_> {
     /// Whether `cron` is offered: there is a state folder, and no plugin took the name.
     pub fn offers_cron(&self) -> bool {
         self.cron.is_some() && self.registry.tool(cron_tool::NAME).is_none()
+    }
+
+    /// Whether `undo` is offered: asked for, there is a state folder, and no plugin took the name.
+    pub fn offers_undo(&self) -> bool {
+        self.undo && self.session.local.path().is_some() && self.registry.tool(undo_tool::NAME).is_none()
     }
 
     /// Whether `name` is a tool that never changes anything.
@@ -84,6 +95,9 @@ impl Toolbox<'_> {
         }
         if let Some(host) = self.cron.filter(|_| call.name == cron_tool::NAME && self.offers_cron()) {
             return cron_tool::call(host, &call.arguments);
+        }
+        if call.name == undo_tool::NAME && self.offers_undo() {
+            return undo_tool::call(self.session, &call.arguments);
         }
         let Some((spec, plugin)) = self.registry.tool(&call.name) else {
             if let Some(ext) = self.external.filter(|e| e.has(&call.name)) {
@@ -118,6 +132,7 @@ impl Toolbox<'_> {
                 if content.trim().is_empty() && out.images.is_empty() {
                     content = "(the tool returned no output)".to_string();
                 }
+                add_undo_notes(&mut content, &effects);
                 if let Some((path, abs)) = watched {
                     let after = read_small(&abs);
                     effects.push(Effect::FileChanged(FileChange { path, before: before.flatten(), after }));
@@ -132,7 +147,11 @@ impl Toolbox<'_> {
                 }
             }
             Err(e) => CallOutcome {
-                content: error_text(&e),
+                content: {
+                    let mut t = error_text(&e);
+                    add_undo_notes(&mut t, &effects);
+                    t
+                },
                 is_error: true,
                 plugin: plugin_name,
                 duration,

@@ -18,6 +18,7 @@ pub mod observer;
 mod outcome;
 mod parallel;
 pub mod schema;
+pub mod undo_tool;
 pub mod use_skill;
 mod window;
 

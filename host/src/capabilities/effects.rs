@@ -22,6 +22,9 @@ pub enum Effect {
     /// The call asked to collapse the snapshot scope into a summary; the loop applies it
     /// once the call has returned (`context.snapshot-restore`).
     SnapshotRestore(Restore),
+    /// A change the call made cannot be undone (too big for the checkpoint, or the checkpoint
+    /// could not be saved); the note is added to the call's result, so no one counts on it.
+    NotUndoable(String),
 }
 
 /// Where the host functions of one call record its effects; a fresh sink per call.

@@ -78,6 +78,14 @@ impl PauseClock {
 }
 
 impl PluginCtx {
+    /// Passes on a change's note that it cannot be undone, for the call's result.
+    fn noted(&self, mut i: workspace::WriteInfo) -> workspace::WriteInfo {
+        if let Some(note) = i.undo_note.take() {
+            self.effects.push(Effect::NotUndoable(note));
+        }
+        i
+    }
+
     /// `Err` with a message for the model when this plugin was not granted `cap`.
     fn check(&self, cap: Capability) -> Result<(), String> {
         self.session.granted.check(&self.plugin, cap)
@@ -142,7 +150,8 @@ impl wit_ws::Host for PluginCtx {
 
     async fn write(&mut self, path: String, contents: Vec<u8>) -> Result<wit_ws::WriteInfo, wit_ws::Error> {
         self.refused_ws(Capability::WorkspaceWrite)?;
-        workspace::write(&self.session, &path, &contents).map(info).map_err(to_wit)
+        let written = workspace::write(&self.session, &path, &contents).map_err(to_wit)?;
+        Ok(info(self.noted(written)))
     }
 
     async fn move_(
@@ -151,14 +160,17 @@ impl wit_ws::Host for PluginCtx {
         destination: String,
     ) -> Result<wit_ws::WriteInfo, wit_ws::Error> {
         self.refused_ws(Capability::WorkspaceWrite)?;
-        workspace::rename(&self.session, &source, &destination).map(info).map_err(to_wit)
+        let moved = workspace::rename(&self.session, &source, &destination).map_err(to_wit)?;
+        Ok(info(self.noted(moved)))
     }
 
     async fn trash(&mut self, path: String) -> Result<wit_ws::TrashInfo, wit_ws::Error> {
         self.refused_ws(Capability::WorkspaceWrite)?;
-        trash::trash(&self.session, &path)
-            .map(|t| wit_ws::TrashInfo { id: t.id, location: t.location })
-            .map_err(to_wit)
+        let t = trash::trash(&self.session, &path).map_err(to_wit)?;
+        if let Some(note) = t.undo_note {
+            self.effects.push(Effect::NotUndoable(note));
+        }
+        Ok(wit_ws::TrashInfo { id: t.id, location: t.location })
     }
 
     async fn undecodable_names(&mut self, path: String) -> Result<Vec<String>, wit_ws::Error> {

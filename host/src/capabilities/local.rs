@@ -1,10 +1,11 @@
 //! One workspace's local state, kept outside it in corral's state directory
 //! (`<state>/workspaces/<key>/`): command approvals, the continue note, the answer history,
-//! the todo mirror and the trash index. Only corral writes there, so a repository can never
+//! the todo mirror, the trash index and the undo checkpoints. Only corral writes there, so a repository can never
 //! ship any of it.
 
+use super::atomic::atomic_replace;
 use super::hostread::read_regular;
-use super::workspace::atomic_replace;
+use cap_fs_ext::DirExt;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions};
 use std::io::{self, Write};
@@ -85,6 +86,24 @@ impl Local {
         let (dir, _) = self.dir.as_ref()?;
         let modified = dir.metadata(name).ok()?.modified().ok()?.into_std();
         std::time::SystemTime::now().duration_since(modified).ok().map(|d| d.as_secs())
+    }
+
+    /// The folder `name` inside the state, created (private) when missing; `None` when
+    /// nothing is kept. A link planted under the name is refused, not followed.
+    pub fn subdir(&self, name: &str) -> io::Result<Option<Dir>> {
+        let Some((dir, _)) = &self.dir else { return Ok(None) };
+        match dir.symlink_metadata(name) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{} is not a folder; remove it", self.shown(name)),
+                ));
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => dir.create_dir(name)?,
+            Err(e) => return Err(e),
+        }
+        dir.open_dir_nofollow(name).map(Some)
     }
 
     /// The absolute path of `name`, for messages.

@@ -6,6 +6,7 @@
 // lists are refused here (a use that is right says why, with an allow).
 #![deny(clippy::disallowed_methods)]
 
+mod atomic;
 pub mod context;
 pub mod effects;
 pub mod grant;
@@ -23,6 +24,7 @@ pub mod scratch;
 pub mod snapshot;
 pub mod state;
 pub mod trash;
+pub mod undo;
 pub mod workspace;
 
 pub use guard::ReadGuard;
@@ -99,11 +101,13 @@ pub struct Policy {
     pub read_guard: bool,
     /// Trash retention.
     pub trash: trash::Retention,
+    /// How much the undo checkpoints keep.
+    pub undo: undo::Bounds,
 }
 
 impl Default for Policy {
     fn default() -> Self {
-        Policy { read_guard: true, trash: trash::Retention::default() }
+        Policy { read_guard: true, trash: trash::Retention::default(), undo: undo::Bounds::default() }
     }
 }
 
@@ -131,6 +135,8 @@ pub struct Session {
     pub commands: process::CommandPolicy,
     /// The workspace's local state outside it (approvals, continue note, history, trash index).
     pub local: local::Local,
+    /// The undo checkpoint of the model turn in progress (`capabilities/undo/`).
+    pub undo: undo::Journal,
 }
 
 impl Session {
@@ -149,6 +155,7 @@ impl Session {
             granted: grant::Granted::default(),
             commands: process::CommandPolicy::default(),
             local: local::Local::default(),
+            undo: undo::Journal::default(),
         }
     }
 

@@ -2,7 +2,7 @@
 //! output, the trash), written by the host alone: plugins can never write there. What is
 //! local to this machine inside it is listed in a `.corral/.gitignore` corral writes.
 
-use super::workspace::{atomic_replace, open_parent};
+use super::atomic::{atomic_replace, open_parent};
 use cap_std::fs::Dir;
 use std::io;
 use std::path::Path;

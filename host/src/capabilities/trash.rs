@@ -3,8 +3,9 @@
 //! retention age, then the oldest beyond the size cap, are purged, except the file just
 //! deleted, which is kept (until a later delete) whatever its size.
 
+use super::atomic::{move_entry, open_parent};
 use super::local::Local;
-use super::workspace::{check_guard, move_entry, open_parent};
+use super::workspace::check_guard;
 use super::{ErrorCode, Session, WsError};
 use cap_std::fs::Dir;
 use serde::{Deserialize, Serialize};
@@ -46,6 +47,8 @@ pub struct Entry {
 pub struct TrashInfo {
     pub id: String,
     pub location: String,
+    /// Set when this delete cannot be undone (by `undo`), saying why.
+    pub undo_note: Option<String>,
 }
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -95,7 +98,9 @@ pub fn trash(s: &Session, input: &str) -> Result<TrashInfo, WsError> {
     ws.create_dir_all(&entry_dir).map_err(io_err)?;
     let to = ws.open_dir(&entry_dir).map_err(io_err)?;
     let from = open_parent(&root.dir, &loc.rel, false).map_err(io_err)?;
+    let captured = super::undo::capture(s, &loc, &shown);
     move_entry(&from, Path::new(name), &to, Path::new(name)).map_err(io_err)?;
+    let undo_note = super::undo::commit(s, captured.into_iter().collect());
     let entry = Entry {
         trash_id: id.clone(),
         original_path: shown.clone(),
@@ -112,7 +117,7 @@ pub fn trash(s: &Session, input: &str) -> Result<TrashInfo, WsError> {
     if let Err(e) = enforce_retention(ws, &s.local, &s.policy.trash, now_secs(), Some(&id)) {
         s.log.push("host", "warn", &format!("trash clean-up failed: {e}"));
     }
-    Ok(TrashInfo { id, location: entry_dir })
+    Ok(TrashInfo { id, location: entry_dir, undo_note })
 }
 
 fn append_index(local: &Local, entry: &Entry) -> io::Result<()> {

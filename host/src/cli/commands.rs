@@ -26,6 +26,10 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
     if let Command::Doctor { json } = command {
         return super::doctor::run(global, json);
     }
+    if let Command::Undo { list, to, force } = command {
+        // No plugin is needed to put files back.
+        return Ok(super::undo::run(list, to, force, global));
+    }
     if let Command::Setup = command {
         return Ok(super::firstrun::setup_command().await);
     }
@@ -53,6 +57,7 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         | Command::Setup
         | Command::Init
         | Command::Cron { .. }
+        | Command::Undo { .. }
         | Command::Doctor { .. } => Ok(0),
     }
 }

@@ -26,6 +26,7 @@ mod slash;
 mod style;
 mod trust;
 mod trustask;
+mod undo;
 
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -385,6 +386,24 @@ pub enum Command {
     Cron {
         #[command(subcommand)]
         command: cron::CronCommand,
+    },
+    /// Put back the files corral's tools changed: the latest checkpoint (one per model turn that
+    /// changed files), or every one from N on; --list shows them
+    ///
+    /// Works without git and on untracked files: the checkpoints are kept in corral's state
+    /// folder for this workspace. A file changed outside corral since its checkpoint is not
+    /// overwritten (nothing is restored, the files are named) unless --force.
+    #[command(help_template = SUB_HELP)]
+    Undo {
+        /// List the checkpoints (number, time, turn, tools, files); change nothing
+        #[arg(long, conflicts_with_all = ["to", "force"])]
+        list: bool,
+        /// Restore the workspace to before checkpoint N (undoing it and every later one)
+        #[arg(long, value_name = "N")]
+        to: Option<u64>,
+        /// Restore even files changed outside corral since the checkpoint (those changes are lost)
+        #[arg(long)]
+        force: bool,
     },
     /// Run one task unattended for CI: never prompt, no network for plugins unless granted,
     /// and an audit log of every tool and model call (.corral/audit.jsonl or --audit-log)

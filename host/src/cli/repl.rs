@@ -21,6 +21,9 @@ Type a task and press Enter. While the agent works, Ctrl-C stops the current tur
   /save [label]     set a snapshot checkpoint here
   /restore          summarise everything since the checkpoint (or your last message) and collapse it
   /unsave           clear the checkpoint
+  /undo             put back the files changed by the latest turn that changed files
+  /rewind [N]       list the file checkpoints; with N, put the files back as before checkpoint N
+                    and trim the conversation to before that turn
   /clear            forget the conversation, todo list, thinking notes, snapshots and read files
   /exit             leave (also /quit or Ctrl-D)";
 
@@ -40,6 +43,10 @@ pub enum Input<'a> {
     Save(&'a str),
     Restore,
     Unsave,
+    /// /undo: the latest file checkpoint.
+    Undo,
+    /// /rewind, with a checkpoint number (none: list them).
+    Rewind(Option<u64>),
     Exit,
     Unknown(&'a str),
 }
@@ -62,6 +69,9 @@ pub fn parse(line: &str) -> Input<'_> {
         "/save" => Input::Save(rest),
         "/restore" => Input::Restore,
         "/unsave" => Input::Unsave,
+        "/undo" if rest.is_empty() => Input::Undo,
+        "/rewind" if rest.is_empty() => Input::Rewind(None),
+        "/rewind" => rest.parse().map_or(Input::Unknown(t), |n| Input::Rewind(Some(n))),
         "/help" | "/?" => Input::Help,
         "/status" => Input::Status,
         "/tools" => Input::Tools,
@@ -186,6 +196,15 @@ pub async fn run(
                 Ok(label) => eprintln!("checkpoint '{label}' cleared"),
                 Err(e) => eprintln!("error: {}", crate::redact::text(&e.to_string())),
             },
+            input @ (Input::Undo | Input::Rewind(_)) => {
+                let rewind = if let Input::Rewind(n) = input { Some(n) } else { None };
+                let mut confirm = |q: &str| {
+                    editor
+                        .readline(q)
+                        .is_ok_and(|a| matches!(a.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
+                };
+                eprint!("{}", super::undo::repl(agent, rewind, &mut confirm));
+            }
             Input::Unknown(c) => match super::slash::did_you_mean(c) {
                 Some(near) => eprintln!("unknown command {c}; did you mean {near}? /help lists the commands"),
                 None => eprintln!("unknown command {c}; /help lists the commands"),
@@ -304,5 +323,8 @@ mod tests {
         assert_eq!(parse("/save auth bug"), Input::Save("auth bug"));
         assert_eq!(parse("/save"), Input::Save(""));
         assert_eq!((parse("/restore"), parse("/unsave")), (Input::Restore, Input::Unsave));
+        assert_eq!((parse("/undo"), parse("/rewind")), (Input::Undo, Input::Rewind(None)));
+        assert_eq!(parse("/rewind 3"), Input::Rewind(Some(3)));
+        assert_eq!(parse("/rewind x"), Input::Unknown("/rewind x"));
     }
 }

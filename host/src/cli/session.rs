@@ -169,6 +169,7 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
         limits: s.limits,
         external: mcp.as_ref().map(|m| m as &dyn crate::agent::ExternalTools),
         cron: cron.as_ref(),
+        undo: !ci || may_write(&env),
     };
     let mut prompt = StaticParts::new(
         s.agent.system_prompt.as_deref(),
@@ -376,4 +377,12 @@ async fn one_shot(
             r.outcome.exit_code()
         }
     }
+}
+
+/// Whether a loaded plugin may change the workspace (in CI, `undo` is offered only then).
+fn may_write(env: &Env) -> bool {
+    use crate::capabilities::grant::Capability;
+    env.registry
+        .tools()
+        .any(|(_, p)| env.session.granted.get(&p.info.name).contains(Capability::WorkspaceWrite))
 }

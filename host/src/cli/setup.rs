@@ -249,7 +249,7 @@ pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
     if settings.allow_git_writes {
         roots.allow_git_writes();
     }
-    let policy_ws = Policy { read_guard: settings.read_guard, ..Policy::default() };
+    let policy_ws = Policy { read_guard: settings.read_guard, undo: settings.undo, ..Policy::default() };
     let mut session = Session::new(roots, policy_ws, log::Sink::new(verbose));
     if let Some(state) = &state_dir {
         let ws_real = &session.roots.workspace().path;
@@ -502,8 +502,10 @@ mod tests {
             "always",
             "-v",
         ];
-        // Tables of entries are set in files only; every other key has a flag.
-        const FILE_ONLY: &[&str] = &["network.allow_hosts", "network.allow_private", "network.hosts"];
+        // Tables of entries, and the undo bounds (rarely changed), are set in files only;
+        // every other key has a flag.
+        const FILE_ONLY: &[&str] =
+            &["network.allow_hosts", "network.allow_private", "network.hosts", "undo.max_bytes", "undo.keep"];
         let (s, p) = load(&args, &[]).unwrap();
         for e in &p.entries {
             let from_flag = e.source().starts_with("flag --");

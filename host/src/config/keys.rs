@@ -118,7 +118,7 @@ pub const COMMAND_MODES: &[&str] = &["off", "allowlist", "ask"];
 pub const CAPABILITIES: &[&str] = &["workspace-write", "kv", "http", "process", "context"];
 /// The tables a settings file may have, in listing order.
 pub const TABLES: &[&str] =
-    &["limits", "plugins", "workspace", "model", "agent", "output", "network", "commands"];
+    &["limits", "plugins", "workspace", "undo", "model", "agent", "output", "network", "commands"];
 /// The table of per-plugin settings, `[plugin-settings.<plugin>]` (free-form strings that
 /// the plugin reads through `host-info.setting`).
 pub const PLUGIN_SETTINGS: &str = "plugin-settings";
@@ -191,6 +191,10 @@ pub static KEYS: &[KeyDef] = &[
     never("workspace.allow_git_writes", Kind::Bool, None),
     key("workspace.add_dirs", Kind::Paths, None),
     key("workspace.add_dirs_ro", Kind::Paths, None),
+    // How much undo keeps: a larger bound makes the state folder grow, so only the person or a
+    // trusted project sets it.
+    key("undo.max_bytes", uint(0, 1 << 40), None),
+    key("undo.keep", uint(1, 10_000), None),
     never("model.provider", Kind::Choice(PROVIDERS), Some(Plain("CORRAL_PROVIDER"))),
     free("model.name", Kind::Str, Some(Plain("CORRAL_MODEL"))),
     never("model.base_url", Kind::Str, Some(Plain("CORRAL_BASE_URL"))),

@@ -34,6 +34,8 @@ pub struct Settings {
     pub plugin_settings: BTreeMap<String, BTreeMap<String, String>>,
     /// `[mcp_servers.<name>]` as written, checked by `mcp::config` when servers start.
     pub mcp_servers: super::layer::McpTables,
+    /// What the undo checkpoints keep (`[undo] max_bytes`, `keep`).
+    pub undo: crate::capabilities::undo::Bounds,
 }
 
 /// What plugins may reach over the network (`[network]`); checked and turned into the
@@ -245,6 +247,7 @@ impl Default for Settings {
             network: NetworkSettings::default(),
             plugin_settings: BTreeMap::new(),
             mcp_servers: BTreeMap::new(),
+            undo: Default::default(),
         }
     }
 }
@@ -316,6 +319,8 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "workspace.allow_git_writes" => Value::Bool(s.allow_git_writes),
         "workspace.add_dirs" => roots(s, true),
         "workspace.add_dirs_ro" => roots(s, false),
+        "undo.max_bytes" => Value::Int(s.undo.max_bytes),
+        "undo.keep" => Value::Int(s.undo.keep),
         "model.provider" => opt_str(&m.provider),
         "model.name" => opt_str(&m.model),
         "model.base_url" => opt_str(&m.base_url),
@@ -380,6 +385,8 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
             s.extra_roots.retain(|(_, w)| *w != writable);
             s.extra_roots.extend(v.into_iter().map(|p| (p, writable)));
         }
+        ("undo.max_bytes", Value::Int(n)) => s.undo.max_bytes = n,
+        ("undo.keep", Value::Int(n)) => s.undo.keep = n,
         ("model.provider", Value::Str(x)) => m.provider = Some(x),
         ("model.name", Value::Str(x)) => m.model = Some(x),
         ("model.base_url", Value::Str(x)) => m.base_url = Some(x),

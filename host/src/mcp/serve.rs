@@ -140,6 +140,8 @@ fn toolbox(s: &Served) -> Toolbox<'_> {
         external: None,
         // Jobs persist beyond the call: not offered to MCP clients.
         cron: None,
+        // A client's calls have no turns to revert; the person has `corral undo`.
+        undo: false,
     }
 }
 

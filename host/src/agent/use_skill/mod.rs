@@ -48,10 +48,11 @@ pub fn def(skills: &SkillSet) -> ToolDef {
 pub async fn call(skills: &SkillSet, ctx: Ctx<'_>, raw_args: &str) -> CallOutcome {
     let started = Instant::now();
     let mut effects = Vec::new();
-    let (content, is_error, plugin) = match run(skills, ctx, raw_args, &mut effects).await {
+    let (mut content, is_error, plugin) = match run(skills, ctx, raw_args, &mut effects).await {
         Ok((text, skill)) => (text, false, Some(skill)),
         Err((text, skill)) => (text, true, skill),
     };
+    crate::agent::call::add_undo_notes(&mut content, &effects);
     CallOutcome { content, is_error, plugin, duration: started.elapsed(), effects, images: Vec::new() }
 }
 

@@ -1,0 +1,229 @@
+#![allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
+
+use super::*;
+use crate::capabilities::local::Local;
+use crate::capabilities::{Policy, Roots, Session, log, trash, workspace};
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+struct Fx {
+    _t: tempfile::TempDir,
+    ws: PathBuf,
+    outside: PathBuf,
+    s: Session,
+}
+
+fn fx(bounds: Bounds) -> Fx {
+    let t = tempfile::tempdir().unwrap();
+    let ws = t.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let outside = t.path().join("outside.txt");
+    std::fs::write(&outside, "secret").unwrap();
+    let roots = Roots::open(&ws, &[], &[]).unwrap();
+    let policy = Policy { read_guard: false, undo: bounds, ..Policy::default() };
+    let mut s = Session::new(roots, policy, log::Sink::new(false));
+    s.local = Local::open(&t.path().join("state"), &ws).unwrap();
+    let ws = std::fs::canonicalize(&ws).unwrap();
+    Fx { _t: t, ws, outside, s }
+}
+
+impl Fx {
+    fn put(&self, name: &str, text: &str) {
+        let p = self.ws.join(name);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn get(&self, name: &str) -> Option<String> {
+        std::fs::read_to_string(self.ws.join(name)).ok()
+    }
+
+    fn turn(&self, turn: u64, f: impl FnOnce(&Session)) {
+        self.s.undo.begin(Label { turn, reply: turn * 10 });
+        f(&self.s);
+        self.s.undo.end();
+    }
+}
+
+fn paths(cp: &Checkpoint) -> Vec<&str> {
+    cp.entries.iter().map(|e| e.path.as_str()).collect()
+}
+
+#[test]
+fn a_turn_makes_one_checkpoint_and_undo_puts_edits_and_creations_back() {
+    let f = fx(Bounds::default());
+    f.put("a.txt", "old");
+    std::fs::set_permissions(f.ws.join("a.txt"), std::fs::Permissions::from_mode(0o640)).unwrap();
+    f.turn(1, |s| {
+        workspace::write(s, "a.txt", b"new").unwrap();
+        workspace::write(s, "a.txt", b"newer").unwrap();
+        workspace::write(s, "dir/b.txt", b"created").unwrap();
+        s.undo.attribute("write_file");
+    });
+    f.turn(2, |_| {});
+    let cps = list(&f.s).unwrap();
+    assert_eq!(cps.len(), 1, "a turn that changed nothing makes no checkpoint");
+    assert_eq!(paths(&cps[0]), ["a.txt", "dir/b.txt"]);
+    assert_eq!(
+        (cps[0].turn, cps[0].reply, cps[0].tools.clone()),
+        (Some(1), Some(10), vec!["write_file".into()])
+    );
+    assert_eq!(cps[0].session, f.s.undo.session_id());
+
+    let r = restore(&f.s, Target::Latest, false).unwrap();
+    assert_eq!(
+        f.get("a.txt").as_deref(),
+        Some("old"),
+        "the state before the turn, not before the last write"
+    );
+    assert_eq!(std::fs::metadata(f.ws.join("a.txt")).unwrap().permissions().mode() & 0o777, 0o640);
+    assert_eq!(f.get("dir/b.txt"), None);
+    assert_eq!(r.files, ["restored a.txt", "deleted dir/b.txt (it did not exist before)"]);
+    assert!(list(&f.s).unwrap()[0].undone);
+    assert_eq!(restore(&f.s, Target::Latest, false).unwrap_err(), UndoError::Nothing);
+}
+
+#[test]
+fn moves_and_deletes_are_reversed_and_survive_a_new_session() {
+    let f = fx(Bounds::default());
+    f.put("from.txt", "moved");
+    f.put("gone.txt", "deleted");
+    f.put("over.txt", "replaced by the move");
+    f.turn(1, |s| {
+        workspace::rename(s, "from.txt", "to.txt").unwrap();
+        workspace::rename(s, "to.txt", "over.txt").unwrap();
+        trash::trash(s, "gone.txt").unwrap();
+    });
+    assert_eq!((f.get("from.txt"), f.get("gone.txt")), (None, None));
+    // Another session over the same state folder: the checkpoint was kept on disk.
+    let roots = Roots::open(&f.ws, &[], &[]).unwrap();
+    let mut s2 = Session::new(roots, Policy::default(), log::Sink::new(false));
+    s2.local = Local::open(f.s.local.path().unwrap(), &f.ws).unwrap();
+    restore(&s2, Target::Latest, false).unwrap();
+    assert_eq!(f.get("from.txt").as_deref(), Some("moved"));
+    assert_eq!(f.get("to.txt"), None);
+    assert_eq!(f.get("over.txt").as_deref(), Some("replaced by the move"));
+    assert_eq!(f.get("gone.txt").as_deref(), Some("deleted"));
+}
+
+#[test]
+fn an_outside_change_is_refused_naming_the_file_and_nothing_is_written_unless_forced() {
+    let f = fx(Bounds::default());
+    f.put("a.txt", "old");
+    f.turn(1, |s| {
+        workspace::write(s, "a.txt", b"by corral").unwrap();
+        workspace::write(s, "b.txt", b"created").unwrap();
+    });
+    f.put("a.txt", "by the person");
+    let e = restore(&f.s, Target::Latest, false).unwrap_err();
+    assert!(matches!(&e, UndoError::Changed { files, .. } if files == &["'a.txt' (edited since)"]), "{e:?}");
+    assert!(e.to_string().contains("--force"), "{e}");
+    assert_eq!(f.get("b.txt").as_deref(), Some("created"), "all or nothing: b.txt was not touched");
+    assert!(!list(&f.s).unwrap()[0].undone);
+    restore(&f.s, Target::Latest, true).unwrap();
+    assert_eq!((f.get("a.txt").as_deref(), f.get("b.txt")), (Some("old"), None));
+}
+
+#[test]
+fn a_link_planted_in_place_of_a_file_is_replaced_never_followed() {
+    let f = fx(Bounds::default());
+    f.put("a.txt", "old");
+    f.turn(1, |s| {
+        workspace::write(s, "a.txt", b"new").unwrap();
+    });
+    std::fs::remove_file(f.ws.join("a.txt")).unwrap();
+    std::os::unix::fs::symlink(&f.outside, f.ws.join("a.txt")).unwrap();
+    let e = restore(&f.s, Target::Latest, false).unwrap_err();
+    assert!(e.to_string().contains("'a.txt' (replaced by a link since)"), "{e}");
+    restore(&f.s, Target::Latest, true).unwrap();
+    assert_eq!(std::fs::read_to_string(&f.outside).unwrap(), "secret", "the link's target is untouched");
+    assert!(std::fs::symlink_metadata(f.ws.join("a.txt")).unwrap().is_file());
+    assert_eq!(f.get("a.txt").as_deref(), Some("old"));
+}
+
+#[test]
+fn a_parent_folder_swapped_for_a_link_out_is_refused() {
+    let f = fx(Bounds::default());
+    f.turn(1, |s| {
+        workspace::write(s, "sub/a.txt", b"new").unwrap();
+    });
+    std::fs::remove_dir_all(f.ws.join("sub")).unwrap();
+    std::os::unix::fs::symlink(f.outside.parent().unwrap(), f.ws.join("sub")).unwrap();
+    let e = restore(&f.s, Target::Latest, true).unwrap_err();
+    assert!(matches!(e, UndoError::Refused(_)), "{e:?}");
+    assert!(e.to_string().contains("sub/a.txt"), "{e}");
+}
+
+#[test]
+fn rewind_undoes_every_checkpoint_from_n_and_an_edited_index_cannot_reach_protected_paths() {
+    let f = fx(Bounds::default());
+    f.put("a.txt", "v0");
+    f.turn(1, |s| {
+        workspace::write(s, "a.txt", b"v1").unwrap();
+    });
+    f.turn(2, |s| {
+        workspace::write(s, "a.txt", b"v2").unwrap();
+        workspace::write(s, "c.txt", b"made in 2").unwrap();
+    });
+    f.turn(3, |s| {
+        workspace::write(s, "a.txt", b"v3").unwrap();
+    });
+    assert_eq!(restore(&f.s, Target::To(9), false).unwrap_err(), UndoError::NoSuch(9));
+    let r = restore(&f.s, Target::To(2), false).unwrap();
+    assert_eq!(r.checkpoints.iter().map(|c| c.n).collect::<Vec<_>>(), [2, 3]);
+    assert_eq!((f.get("a.txt").as_deref(), f.get("c.txt")), (Some("v1"), None));
+    restore(&f.s, Target::Latest, false).unwrap();
+    assert_eq!(f.get("a.txt").as_deref(), Some("v0"));
+
+    // An index edited to name corral's own files is refused by the same rules as the tools.
+    let index = f.s.local.path().unwrap().join("checkpoints/1/index.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&index).unwrap()).unwrap();
+    v["entries"][0]["path"] = ".corral/x".into();
+    v["undone"] = false.into();
+    std::fs::write(&index, v.to_string()).unwrap();
+    let e = restore(&f.s, Target::To(1), true).unwrap_err();
+    assert!(e.to_string().contains(".corral/x"), "{e}");
+    assert!(!f.ws.join(".corral/x").exists());
+}
+
+#[test]
+fn the_size_bound_skips_a_file_too_big_and_drops_the_oldest_checkpoints() {
+    let f = fx(Bounds { max_bytes: 10, keep: 2 });
+    f.put("big.txt", "0123456789abcdef");
+    f.put("small.txt", "s0");
+    let mut note = None;
+    f.turn(1, |s| {
+        note = workspace::write(s, "big.txt", b"x").unwrap().undo_note;
+        workspace::write(s, "small.txt", b"s1").unwrap();
+    });
+    let note = note.unwrap();
+    assert!(note.contains("'big.txt' cannot be undone") && note.contains("undo.max_bytes"), "{note}");
+    let r = restore(&f.s, Target::Latest, false).unwrap();
+    assert_eq!(f.get("small.txt").as_deref(), Some("s0"));
+    assert_eq!(f.get("big.txt").as_deref(), Some("x"), "never claimed, never restored");
+    assert_eq!(r.not_restored.len(), 1);
+    assert!(r.not_restored[0].starts_with("big.txt: it is 16 bytes"), "{:?}", r.not_restored);
+
+    for turn in 2..=4 {
+        f.turn(turn, |s| {
+            workspace::write(s, "small.txt", format!("t{turn}").as_bytes()).unwrap();
+        });
+    }
+    let left: Vec<u64> = list(&f.s).unwrap().iter().map(|c| c.n).collect();
+    assert_eq!(left, [3, 4], "undo.keep = 2 keeps the newest two");
+}
+
+#[test]
+fn a_change_outside_a_turn_is_a_checkpoint_of_its_own() {
+    let f = fx(Bounds::default());
+    workspace::write(&f.s, "a.txt", b"1").unwrap();
+    workspace::write(&f.s, "b.txt", b"2").unwrap();
+    let cps = list(&f.s).unwrap();
+    assert_eq!(
+        cps.iter().map(|c| (c.turn, paths(c).join(","))).collect::<Vec<_>>(),
+        [(None, "a.txt".to_string()), (None, "b.txt".to_string())]
+    );
+    assert!(describe(&cps[0]).starts_with("outside a turn: a.txt"));
+}
