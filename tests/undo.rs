@@ -187,3 +187,36 @@ fn a_change_too_big_to_keep_says_it_cannot_be_undone() {
     assert!(r.stdout.contains("Not restored") && r.stdout.contains("hello.txt"), "{}", r.stdout);
     assert_eq!(file(&sb, "hello.txt").as_deref(), Some("x\n"));
 }
+
+/// In the interactive session: `/undo` reverts the latest turn's changes, `/rewind` lists the
+/// checkpoints, and `/rewind 1` puts the workspace back to before the first one and trims the
+/// conversation to match (the next request no longer holds the rewound task).
+#[test]
+fn the_repl_undoes_and_rewinds_with_the_conversation() {
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![
+            reply(vec![write("a.txt", "one\n")]),
+            Step::Reply(Reply::text("wrote a")),
+            reply(vec![write("b.txt", "two\n")]),
+            Step::Reply(Reply::text("wrote b")),
+            Step::Reply(Reply::text("fresh answer")),
+        ],
+    );
+    let sb = Sandbox::new();
+    let out = sb.repl(
+        &server.url(),
+        &[],
+        &["first task", "second task", "/undo", "/rewind", "/rewind 1", "third task", "/exit"],
+    );
+    assert_eq!(file(&sb, "a.txt"), None, "rewound to before checkpoint 1: {out}");
+    assert_eq!(file(&sb, "b.txt"), None, "/undo removed the file the second turn made: {out}");
+    assert!(out.contains("a.txt") && out.contains("(undone)"), "/rewind lists the checkpoints: {out}");
+    let last = server.requests().pop().unwrap();
+    let msgs = last.body["messages"].to_string();
+    assert!(msgs.contains("third task"), "{msgs}");
+    assert!(
+        !msgs.contains("first task") && !msgs.contains("second task"),
+        "the conversation was trimmed: {msgs}"
+    );
+}
