@@ -98,6 +98,7 @@ impl Agent<'_> {
             images,
         };
         self.transcript.push_tool(msg, changes);
+        self.save_session(obs);
     }
 
     /// A result cut to the window's share for one result (and the person's line cap): a read
@@ -130,6 +131,7 @@ impl Agent<'_> {
         obs: &mut dyn Observer,
     ) -> Result<(), Outcome> {
         let reply_id = self.transcript.push(response.to_message());
+        self.save_session(obs);
         self.tools.session.snapshot.set_current(reply_id);
         let calls = &response.tool_calls;
         let kinds: Vec<Kind> = calls.iter().map(|c| self.kind_of(c)).collect();

@@ -1,6 +1,6 @@
 //! One workspace's local state, kept outside it in corral's state directory
 //! (`<state>/workspaces/<key>/`): command approvals, the continue note, the answer history,
-//! the todo mirror and the trash index. Only corral writes there, so a repository can never
+//! the todo mirror, the trash index and saved sessions. Only corral writes there, so a repository can never
 //! ship any of it.
 
 use super::hostread::read_regular;
@@ -78,6 +78,26 @@ impl Local {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         }
+    }
+
+    /// The sub-folder `name` (created private to this user when missing), for state kept as
+    /// many files (saved sessions).
+    pub fn subdir(&self, name: &str) -> io::Result<Dir> {
+        use cap_std::fs::{DirBuilder, DirBuilderExt};
+        let dir = self.dir()?;
+        let mut builder = DirBuilder::new();
+        builder.mode(0o700);
+        match dir.create_dir_with(name, &builder) {
+            Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+        if !dir.symlink_metadata(name)?.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not a folder; move it away", self.shown(name)),
+            ));
+        }
+        dir.open_dir(name)
     }
 
     /// Seconds since `name` last changed, if it exists.

@@ -22,6 +22,7 @@ Type a task and press Enter. While the agent works, Ctrl-C stops the current tur
   /restore          summarise everything since the checkpoint (or your last message) and collapse it
   /unsave           clear the checkpoint
   /clear            forget the conversation, todo list, thinking notes, snapshots and read files
+  /resume [ID]      list the saved sessions; with an id (or its start), go on with that one
   /exit             leave (also /quit or Ctrl-D)";
 
 /// What the person typed.
@@ -40,6 +41,8 @@ pub enum Input<'a> {
     Save(&'a str),
     Restore,
     Unsave,
+    /// /resume, with an optional session id.
+    Resume(&'a str),
     Exit,
     Unknown(&'a str),
 }
@@ -61,6 +64,7 @@ pub fn parse(line: &str) -> Input<'_> {
         },
         "/save" => Input::Save(rest),
         "/restore" => Input::Restore,
+        "/resume" => Input::Resume(rest),
         "/unsave" => Input::Unsave,
         "/help" | "/?" => Input::Help,
         "/status" => Input::Status,
@@ -99,8 +103,9 @@ pub async fn run(
         let _ = editor.load_history(h);
     }
     let cfg = client.config();
+    let saved = agent.session_id().map(|id| format!(" · session {id}")).unwrap_or_default();
     eprintln!(
-        "{}corral{} · {} at {} · {} · /help for commands",
+        "{}corral{} · {} at {} · {}{saved} · /help for commands",
         style.bold,
         style.reset,
         cfg.model,
@@ -182,6 +187,23 @@ pub async fn run(
                 Ok(what) => eprintln!("{what}"),
                 Err(e) => eprintln!("error: {}", crate::redact::text(&e.to_string())),
             },
+            Input::Resume("") => eprintln!("{}", super::sessions::recent(env, agent.session_id())),
+            Input::Resume(id) => {
+                let choice = super::sessions::Choice::Resume(Some(id));
+                match super::sessions::begin(agent, env, client, choice, false) {
+                    Ok(notes) => {
+                        for n in notes {
+                            eprintln!("warning: {}", crate::redact::text(&n));
+                        }
+                        eprintln!(
+                            "resumed session {}: {} messages",
+                            agent.session_id().unwrap_or(id),
+                            agent.transcript().len()
+                        );
+                    }
+                    Err(e) => eprintln!("error: {}", crate::redact::text(&e)),
+                }
+            }
             Input::Unsave => match agent.unsave() {
                 Ok(label) => eprintln!("checkpoint '{label}' cleared"),
                 Err(e) => eprintln!("error: {}", crate::redact::text(&e.to_string())),
@@ -252,7 +274,8 @@ fn status(agent: &mut Agent<'_>, env: &Env, client: &Client) -> String {
         "model:      {} ({})\nworkspace:  {}\nturns:      {}\nmodel calls: {}, tokens in {} / out {}\n\
          tool calls: {} ({} failed)\ncontext:    {budget}, {} messages\n\
          compaction: {} so far ({} after a refusal), {} turns summarised\n\
-         snapshots:  {snapshot}, {} restored\ntodo:       {todo} unfinished\ncontinue:   {}",
+         snapshots:  {snapshot}, {} restored\ntodo:       {todo} unfinished\ncontinue:   {}\n\
+         session:    {}",
         cfg.model,
         cfg.base_url,
         env.session.roots.workspace().path.display(),
@@ -268,6 +291,7 @@ fn status(agent: &mut Agent<'_>, env: &Env, client: &Client) -> String {
         c.turns_dropped,
         c.restores,
         if waiting { "a continue-here note is waiting" } else { "none" },
+        agent.session_id().unwrap_or("not saved"),
     )
 }
 
@@ -304,5 +328,6 @@ mod tests {
         assert_eq!(parse("/save auth bug"), Input::Save("auth bug"));
         assert_eq!(parse("/save"), Input::Save(""));
         assert_eq!((parse("/restore"), parse("/unsave")), (Input::Restore, Input::Unsave));
+        assert_eq!((parse("/resume"), parse("/resume 2026")), (Input::Resume(""), Input::Resume("2026")));
     }
 }

@@ -9,8 +9,8 @@ use rustyline::{Context, Helper};
 
 /// Every slash command, as typed.
 pub const COMMANDS: &[&str] = &[
-    "/help", "/status", "/tools", "/mcp", "/compact", "/save", "/restore", "/unsave", "/clear", "/exit",
-    "/quit",
+    "/help", "/status", "/tools", "/mcp", "/compact", "/save", "/restore", "/unsave", "/resume", "/clear",
+    "/exit", "/quit",
 ];
 
 /// The commands `typed` (a line starting with `/`, no space yet) can complete to.
