@@ -28,7 +28,13 @@ impl Agent<'_> {
     }
 
     /// Saves the session and records how the task ended.
-    pub(super) fn save_end(&mut self, outcome: &Outcome, error: Option<&str>, turns: u32, obs: &mut dyn Observer) {
+    pub(super) fn save_end(
+        &mut self,
+        outcome: &Outcome,
+        error: Option<&str>,
+        turns: u32,
+        obs: &mut dyn Observer,
+    ) {
         self.save_session(obs);
         let Some(j) = self.journal.as_mut() else { return };
         let outcome = match outcome {

@@ -74,7 +74,13 @@ impl Observer for Notes {
 /// and (unless `sessions.save` is off) the session's file is opened or made and the oldest
 /// sessions past the retention limits are deleted. Returns warnings for the person; Err when
 /// the saved session cannot be had (the run must not go on without it).
-pub fn begin(agent: &mut Agent<'_>, env: &Env, client: &Client, choice: Choice<'_>, ci: bool) -> Result<Vec<String>, String> {
+pub fn begin(
+    agent: &mut Agent<'_>,
+    env: &Env,
+    client: &Client,
+    choice: Choice<'_>,
+    ci: bool,
+) -> Result<Vec<String>, String> {
     let s = &env.settings;
     let local = &env.session.local;
     let r = retention(s);

@@ -502,8 +502,17 @@ mod tests {
             "always",
             "-v",
         ];
-        // Tables of entries are set in files only; every other key has a flag.
-        const FILE_ONLY: &[&str] = &["network.allow_hosts", "network.allow_private", "network.hosts"];
+        // Tables of entries and the sessions' retention are set in files only; every other
+        // key has a flag.
+        const FILE_ONLY: &[&str] = &[
+            "network.allow_hosts",
+            "network.allow_private",
+            "network.hosts",
+            "sessions.save",
+            "sessions.keep",
+            "sessions.max_mb",
+            "sessions.max_file_mb",
+        ];
         let (s, p) = load(&args, &[]).unwrap();
         for e in &p.entries {
             let from_flag = e.source().starts_with("flag --");

@@ -206,8 +206,8 @@ fn unknown_keys_tables_and_bad_syntax_name_the_line() {
     assert_eq!(
         f.project_err("# c\n[modle]\nname = \"x\"\n"),
         format!(
-            "{path}:2: unknown table [modle]; allowed tables: limits, plugins, workspace, model, agent, output, \
-             network, commands, plugin-settings.<plugin>, mcp_servers.<name>"
+            "{path}:2: unknown table [modle]; allowed tables: limits, plugins, workspace, model, agent, sessions, \
+             output, network, commands, plugin-settings.<plugin>, mcp_servers.<name>"
         )
     );
     assert_eq!(f.project_err("\nlimits = 3\n"), format!("{path}:2: 'limits' must be a table, like [limits]"));

@@ -28,7 +28,7 @@ pub struct Journal {
     full: bool,
 }
 
-fn io(what: &'static str, file: &str) -> impl FnOnce(std::io::Error) -> SavedError + '_ {
+fn io<'a>(what: &'static str, file: &'a str) -> impl FnOnce(std::io::Error) -> SavedError + 'a {
     move |source| SavedError::Io { what, file: file.to_string(), source }
 }
 

@@ -87,7 +87,8 @@ pub fn parse(bytes: &[u8], file: &str) -> Result<Loaded, SavedError> {
         if l.trim().is_empty() {
             continue;
         }
-        let record: Record = serde_json::from_str(l).map_err(|e| bad(n, format!("not a session record: {e}")))?;
+        let record: Record =
+            serde_json::from_str(l).map_err(|e| bad(n, format!("not a session record: {e}")))?;
         apply(&mut loaded, &mut ids, record).map_err(|why| bad(n, why))?;
     }
     Ok(loaded)
@@ -108,7 +109,8 @@ fn header(line: &str) -> Result<Header, HeaderError> {
     if version > u64::from(SCHEMA_VERSION) {
         return Err(HeaderError::Newer(version));
     }
-    let h: Header = serde_json::from_value(v).map_err(|e| HeaderError::Bad(format!("not a session header: {e}")))?;
+    let h: Header =
+        serde_json::from_value(v).map_err(|e| HeaderError::Bad(format!("not a session header: {e}")))?;
     if !super::valid_id(&h.id) {
         return Err(HeaderError::Bad(format!("'{}' is not a session id", h.id)));
     }
@@ -143,10 +145,9 @@ fn apply(s: &mut Loaded, ids: &mut HashSet<u64>, record: Record) -> Result<(), S
                 if !seen.insert(id) {
                     return Err(format!("the compaction orders message id {id} twice"));
                 }
-                let e = changed
-                    .remove(&id)
-                    .or_else(|| old.remove(&id))
-                    .ok_or_else(|| format!("the compaction keeps message id {id}, which the session does not have"))?;
+                let e = changed.remove(&id).or_else(|| old.remove(&id)).ok_or_else(|| {
+                    format!("the compaction keeps message id {id}, which the session does not have")
+                })?;
                 ids.insert(id);
                 s.entries.push(e);
             }

@@ -9,8 +9,8 @@
 
 pub mod journal;
 pub mod load;
-pub mod state;
 pub mod record;
+pub mod state;
 pub mod store;
 #[cfg(test)]
 mod tests;
@@ -37,16 +37,22 @@ pub enum SavedError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{file} line {line}: {why}; the file is not a saved session corral can read (remove it with `corral sessions rm`)")]
+    #[error(
+        "{file} line {line}: {why}; the file is not a saved session corral can read (remove it with `corral sessions rm`)"
+    )]
     Malformed { file: String, line: usize, why: String },
     #[error(
         "{file} was written by a newer corral (session format {found}, this one reads {SCHEMA_VERSION}); \
          resume it with that version, or upgrade corral"
     )]
     Newer { file: String, found: u64 },
-    #[error("{file} is {size} bytes, over the {limit}-byte limit for one session (setting sessions.max_file_mb)")]
+    #[error(
+        "{file} is {size} bytes, over the {limit}-byte limit for one session (setting sessions.max_file_mb)"
+    )]
     TooLarge { file: String, size: u64, limit: u64 },
-    #[error("{file} reached the {limit}-byte limit for one session (setting sessions.max_file_mb); the rest of this session is not saved")]
+    #[error(
+        "{file} reached the {limit}-byte limit for one session (setting sessions.max_file_mb); the rest of this session is not saved"
+    )]
     Full { file: String, limit: u64 },
     #[error("no saved session matches '{0}'; `corral sessions` lists them")]
     NotFound(String),

@@ -77,6 +77,10 @@ pub fn list(local: &Local, max_file: u64) -> Result<Vec<Summary>, SavedError> {
                 id,
             },
             Err(e) => Summary {
+                // The row names the session already: its file is named without the folder.
+                problem: Some(
+                    e.to_string().replace(&local.shown(&format!("{FOLDER}/{}", file_name(&id))), &file_name(&id)),
+                ),
                 id,
                 created: String::new(),
                 modified,
@@ -84,7 +88,6 @@ pub fn list(local: &Local, max_file: u64) -> Result<Vec<Summary>, SavedError> {
                 turns: 0,
                 task: None,
                 model: String::new(),
-                problem: Some(e.to_string()),
             },
         };
         out.push(s);
@@ -105,7 +108,8 @@ pub fn resolve(local: &Local, prefix: Option<&str>) -> Result<String, SavedError
     if all.iter().any(|(id, ..)| id == prefix) {
         return Ok(prefix.to_string());
     }
-    let matching: Vec<String> = all.into_iter().map(|(id, ..)| id).filter(|id| id.starts_with(prefix)).collect();
+    let matching: Vec<String> =
+        all.into_iter().map(|(id, ..)| id).filter(|id| id.starts_with(prefix)).collect();
     match matching.len() {
         0 => Err(SavedError::NotFound(prefix.to_string())),
         1 => Ok(matching.into_iter().next().unwrap_or_default()),
@@ -119,7 +123,11 @@ pub fn remove(local: &Local, id: &str) -> Result<(), SavedError> {
         return Err(SavedError::BadId(id.to_string()));
     }
     let shown = local.shown(&format!("{FOLDER}/{}", file_name(id)));
-    let dir = local.subdir(FOLDER).map_err(|source| SavedError::Io { what: "open", file: shown.clone(), source })?;
+    let dir = local.subdir(FOLDER).map_err(|source| SavedError::Io {
+        what: "open",
+        file: shown.clone(),
+        source,
+    })?;
     dir.remove_file(file_name(id)).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => SavedError::NotFound(id.to_string()),
         _ => SavedError::Io { what: "remove", file: shown, source },

@@ -67,7 +67,12 @@ fn a_session_round_trips_with_its_compactions_and_state() {
     j.sync(t.entries(), todo("- [ ] a")).unwrap();
     assert_eq!(std::fs::read(file(&tmp, "s1")).unwrap(), before);
     // The context manager replaces the middle with a recap and shrinks a result.
-    let recap = t.entry(Message::Assistant { text: "RECAP".into(), reasoning: None, tool_calls: vec![] }, false, Some(Recap::Compaction), Some(false));
+    let recap = t.entry(
+        Message::Assistant { text: "RECAP".into(), reasoning: None, tool_calls: vec![] },
+        false,
+        Some(Recap::Compaction),
+        Some(false),
+    );
     t.splice(1..3, vec![recap]);
     t.set_message(0, Message::user("read the notes (short)"));
     t.push(Message::user("next"));
@@ -154,7 +159,12 @@ fn a_newer_format_and_malformed_lines_are_refused_with_the_line() {
         assert!(e.contains(want), "{e}");
     }
     let bad_id = serde_json::to_string(&header("../x")).unwrap();
-    assert!(load::parse(format!("{bad_id}\n").as_bytes(), "f").unwrap_err().to_string().contains("not a session id"));
+    assert!(
+        load::parse(format!("{bad_id}\n").as_bytes(), "f")
+            .unwrap_err()
+            .to_string()
+            .contains("not a session id")
+    );
     assert!(load::parse(&[0xff, b'\n'], "f").unwrap_err().to_string().contains("not UTF-8"));
 }
 
@@ -209,7 +219,11 @@ fn the_state_is_captured_and_restored() {
     let ws = tempfile::tempdir().unwrap();
     let session = || {
         let roots = crate::capabilities::roots::Roots::open(ws.path(), &[], &[]).unwrap();
-        crate::capabilities::Session::new(roots, Default::default(), crate::capabilities::log::Sink::new(false))
+        crate::capabilities::Session::new(
+            roots,
+            Default::default(),
+            crate::capabilities::log::Sink::new(false),
+        )
     };
     let s = session();
     s.sections.set("todo", "todo", "- [ ] a").unwrap();
