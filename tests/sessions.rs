@@ -246,3 +246,29 @@ fn newer_and_broken_files_are_refused_and_ci_resumes_only_by_id() {
     assert!(run.stderr.contains("CI mode resumes a saved session only by its id"), "{}", fail(&run));
     assert_eq!(server.requests().len(), 1, "no refused run reached the model");
 }
+
+#[test]
+fn the_interactive_session_lists_and_switches_to_a_saved_session() {
+    let sb = Sandbox::new();
+    let server =
+        ModelServer::start(Flavor::OpenAi, vec![text("ANSWER-A"), text("ANSWER-B"), text("ANSWER-C")]);
+    corral(&sb, &server, &["TASK-A"]).ok();
+    let a = newest_id(&sb);
+    let prefix = &a[..a.len() - 3];
+    let out = sb.repl(
+        &server.url(),
+        &["--no-history"],
+        &["TASK-B", "/resume", &format!("/resume {prefix}"), "TASK-C", "/exit"],
+    );
+    let b = listed(&sb).iter().map(|s| s["id"].as_str().unwrap().to_string()).find(|id| *id != a).unwrap();
+    assert!(out.contains(&format!("session {b}")), "the banner names the new session: {out}");
+    let row = out.lines().find(|l| l.starts_with(&a)).unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains("TASK-A"), "{row}");
+    assert!(out.contains(&format!("this session: {b}")), "{out}");
+    assert!(out.contains(&format!("resumed session {a}: 2 messages")), "{out}");
+    let c = messages(&server.requests()[2]);
+    assert!(c.contains("TASK-A") && c.contains("ANSWER-A") && c.contains("TASK-C"), "{c}");
+    assert!(!c.contains("TASK-B"), "the switch left the interactive session's own conversation: {c}");
+    let b_file = session_files(&sb).into_iter().find(|f| f.to_string_lossy().contains(&b)).unwrap();
+    assert!(std::fs::read_to_string(b_file).unwrap().contains("TASK-B"), "the first session was saved");
+}

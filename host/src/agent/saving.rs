@@ -20,7 +20,7 @@ impl Agent<'_> {
     /// the task goes on.
     pub fn save_session(&mut self, obs: &mut dyn Observer) {
         let Some(j) = self.journal.as_mut() else { return };
-        let state = saved::state::capture(&self.tools.session);
+        let state = saved::state::capture(self.tools.session);
         if let Err(e) = j.sync(self.transcript.entries(), state) {
             obs.notice(&format!("the session is no longer saved: {e}"));
             self.journal = None;
@@ -55,6 +55,6 @@ impl Agent<'_> {
         self.clear();
         self.transcript.restore(loaded.entries.iter().cloned().map(|e| e.into_parts()).collect());
         self.checkpoints.clear(self.transcript.next_id());
-        saved::state::restore(&self.tools.session, &loaded.state)
+        saved::state::restore(self.tools.session, &loaded.state)
     }
 }

@@ -43,7 +43,9 @@ pub struct StreamJson;
 impl StreamJson {
     /// The first event; `session` is the saved session's id (for `--resume`), if it is saved.
     pub fn start(model: &str, workspace: &str, task: &str, session: Option<&str>) {
-        emit(json!({"type": "start", "model": model, "workspace": workspace, "task": task, "session": session}));
+        emit(
+            json!({"type": "start", "model": model, "workspace": workspace, "task": task, "session": session}),
+        );
     }
 }
 

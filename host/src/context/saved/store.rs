@@ -79,7 +79,8 @@ pub fn list(local: &Local, max_file: u64) -> Result<Vec<Summary>, SavedError> {
             Err(e) => Summary {
                 // The row names the session already: its file is named without the folder.
                 problem: Some(
-                    e.to_string().replace(&local.shown(&format!("{FOLDER}/{}", file_name(&id))), &file_name(&id)),
+                    e.to_string()
+                        .replace(&local.shown(&format!("{FOLDER}/{}", file_name(&id))), &file_name(&id)),
                 ),
                 id,
                 created: String::new(),
