@@ -26,6 +26,7 @@ mod parallel;
 mod providers;
 mod sandbox;
 mod session;
+mod sessions;
 mod skills;
 mod ssrf;
 mod trust;

@@ -98,6 +98,7 @@ impl Agent<'_> {
             images,
         };
         self.transcript.push_tool(msg, changes);
+        self.save_session(obs);
     }
 
     /// A result cut to the window's share for one result (and the person's line cap): a read
@@ -130,6 +131,7 @@ impl Agent<'_> {
         obs: &mut dyn Observer,
     ) -> Result<(), Outcome> {
         let reply_id = self.transcript.push(response.to_message());
+        self.save_session(obs);
         self.tools.session.snapshot.set_current(reply_id);
         // The reply's changes make one undo checkpoint, labelled with the session's turn.
         let turn = u64::from(self.totals.turns) + u64::from(stats.turns);

@@ -17,6 +17,7 @@ mod model;
 pub mod observer;
 mod outcome;
 mod parallel;
+mod saving;
 pub mod schema;
 pub mod undo_tool;
 pub mod use_skill;
@@ -115,6 +116,8 @@ pub struct Agent<'a> {
     offers_branch: bool,
     /// The branches running now (for `/status`).
     branches: branch::Running,
+    /// Where the session is saved as it goes (`context/saved/`); None: it is not.
+    journal: Option<crate::context::saved::Journal>,
     pub interrupt: Interrupt,
     pub totals: Stats,
 }
@@ -208,6 +211,7 @@ impl<'a> Agent<'a> {
             last_reminder: None,
             offers_branch,
             branches: branch::Running::default(),
+            journal: None,
             interrupt: Interrupt::default(),
             totals: Stats::default(),
         };
@@ -265,6 +269,7 @@ impl<'a> Agent<'a> {
         let result = self.turns(&mut stats, obs).await;
         self.totals.add(&stats);
         let (outcome, answer, error) = result;
+        self.save_end(&outcome, error.as_deref(), stats.turns, obs);
         let local = &self.tools.session.local;
         if outcome == Outcome::Done {
             // The task is finished: a waiting note about unfinished work is not wanted any more.

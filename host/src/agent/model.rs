@@ -268,6 +268,8 @@ impl Agent<'_> {
         stats: &mut Stats,
         obs: &mut dyn Observer,
     ) -> Result<Response, Option<LlmError>> {
+        // What the model is about to see (compactions included) is on disk before it answers.
+        self.save_session(obs);
         let req = Request {
             system: rec.floor_system.clone().unwrap_or_else(|| system.to_string()),
             messages: self.transcript.wire_messages(),

@@ -42,6 +42,11 @@ impl Store {
         }
     }
 
+    /// Every key and value of `plugin` (to save a session's state).
+    pub fn entries(&self, plugin: &str) -> BTreeMap<String, String> {
+        self.inner.lock().ok().and_then(|m| m.get(plugin).cloned()).unwrap_or_default()
+    }
+
     /// Forgets every plugin's state.
     pub fn clear(&self) {
         if let Ok(mut map) = self.inner.lock() {

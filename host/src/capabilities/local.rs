@@ -1,6 +1,6 @@
 //! One workspace's local state, kept outside it in corral's state directory
 //! (`<state>/workspaces/<key>/`): command approvals, the continue note, the answer history,
-//! the todo mirror, the trash index and the undo checkpoints. Only corral writes there, so a repository can never
+//! the todo mirror, the trash index, the undo checkpoints and saved sessions. Only corral writes there, so a repository can never
 //! ship any of it.
 
 use super::atomic::atomic_replace;
@@ -81,6 +81,13 @@ impl Local {
         }
     }
 
+    /// The sub-folder `name` (created private to this user when missing), for state kept as
+    /// many files (saved sessions); an error when nothing is kept.
+    pub fn folder(&self, name: &str) -> io::Result<Dir> {
+        self.dir()?;
+        self.subdir(name)?.ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "corral keeps no state"))
+    }
+
     /// Seconds since `name` last changed, if it exists.
     pub fn age_secs(&self, name: &str) -> Option<u64> {
         let (dir, _) = self.dir.as_ref()?;
@@ -100,7 +107,12 @@ impl Local {
                     format!("{} is not a folder; remove it", self.shown(name)),
                 ));
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => dir.create_dir(name)?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                use cap_std::fs::{DirBuilder, DirBuilderExt};
+                let mut private = DirBuilder::new();
+                private.mode(0o700);
+                dir.create_dir_with(name, &private)?
+            }
             Err(e) => return Err(e),
         }
         dir.open_dir_nofollow(name).map(Some)

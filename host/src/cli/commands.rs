@@ -23,6 +23,9 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
     if let Command::Cron { command } = command {
         return Ok(super::cron::run(command, global).await);
     }
+    if let Command::Sessions { json, command } = command {
+        return Ok(super::sessions::run(global, json, command));
+    }
     if let Command::Doctor { json } = command {
         return super::doctor::run(global, json);
     }
@@ -58,6 +61,7 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         | Command::Init
         | Command::Cron { .. }
         | Command::Undo { .. }
+        | Command::Sessions { .. }
         | Command::Doctor { .. } => Ok(0),
     }
 }

@@ -41,8 +41,11 @@ pub fn print_result(r: &TaskResult, model: &str) {
 pub struct StreamJson;
 
 impl StreamJson {
-    pub fn start(model: &str, workspace: &str, task: &str) {
-        emit(json!({"type": "start", "model": model, "workspace": workspace, "task": task}));
+    /// The first event; `session` is the saved session's id (for `--resume`), if it is saved.
+    pub fn start(model: &str, workspace: &str, task: &str, session: Option<&str>) {
+        emit(
+            json!({"type": "start", "model": model, "workspace": workspace, "task": task, "session": session}),
+        );
     }
 }
 

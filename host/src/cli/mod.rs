@@ -21,6 +21,7 @@ mod render;
 mod repl;
 mod report;
 mod session;
+mod sessions;
 mod setup;
 mod slash;
 mod style;
@@ -113,8 +114,9 @@ fn hide_args(mut cmd: clap::Command, ids: &[clap::Id]) -> clap::Command {
     cmd
 }
 
-/// Options every command takes. Each one but `--workspace` is also a settings key (see
-/// `corral config`); a flag beats the environment, which beats the files.
+/// Options every command takes. Each one but `--workspace` and the session choices
+/// (`--resume`, `--continue`, `--fork`) is also a settings key (see `corral config`); a flag
+/// beats the environment, which beats the files.
 #[derive(Debug, Clone, Default, Args)]
 pub struct GlobalArgs {
     /// The workspace root [default: nearest ancestor with .git or corral.toml, else the current directory]
@@ -254,7 +256,8 @@ pub struct GlobalArgs {
     /// Do not append to HISTORY.md
     #[arg(long, global = true, help_heading = "Agent")]
     pub no_history: bool,
-    /// Do not read or write the continue-here file
+    /// Do not read or write the continue-here note an unfinished run leaves (not about
+    /// --continue, which resumes a saved session)
     #[arg(long, global = true, help_heading = "Agent")]
     pub no_continue: bool,
     /// Do not load AGENTS.md / CLAUDE.md instructions
@@ -275,6 +278,18 @@ pub struct GlobalArgs {
     /// Show all of .corral/memory/MEMORY.md (bounded) instead of the entries relevant to the task
     #[arg(long, global = true, help_heading = "Agent")]
     pub memory_full: bool,
+
+    /// Resume a saved session, by its id or a unique start of it (`corral sessions` lists
+    /// them); without an id, the most recent. Then the task, or the interactive session
+    #[arg(long, global = true, value_name = "ID", num_args = 0..=1, default_missing_value = "",
+          help_heading = "Sessions", conflicts_with_all = ["continue_last", "fork"])]
+    pub resume: Option<String>,
+    /// Resume this workspace's last saved session (`corral --continue "next task"`)
+    #[arg(long = "continue", global = true, help_heading = "Sessions", conflicts_with = "fork")]
+    pub continue_last: bool,
+    /// Start a new session from a copy of a saved one; the saved one is left as it is
+    #[arg(long, global = true, value_name = "ID", help_heading = "Sessions")]
+    pub fork: Option<String>,
 
     /// Print only the final answer
     #[arg(short, long, global = true, help_heading = "Output")]
@@ -404,6 +419,18 @@ pub enum Command {
         /// Restore even files changed outside corral since the checkpoint (those changes are lost)
         #[arg(long)]
         force: bool,
+    },
+    /// List this workspace's saved sessions, newest first (`corral sessions rm ID` removes one)
+    ///
+    /// Every run is saved as it goes (setting sessions.save) in corral's state folder for the
+    /// workspace; `corral --resume ID`, `--continue` and `--fork ID` go on from one.
+    #[command(help_template = SUB_HELP)]
+    Sessions {
+        /// Print JSON ({"schema_version":1,"sessions":[..]}) instead of a table
+        #[arg(long)]
+        json: bool,
+        #[command(subcommand)]
+        command: Option<sessions::SessionsCommand>,
     },
     /// Run one task unattended for CI: never prompt, no network for plugins unless granted,
     /// and an audit log of every tool and model call (.corral/audit.jsonl or --audit-log)

@@ -25,6 +25,7 @@ Type a task and press Enter. While the agent works, Ctrl-C stops the current tur
   /rewind [N]       list the file checkpoints; with N, put the files back as before checkpoint N
                     and trim the conversation to before that turn
   /clear            forget the conversation, todo list, thinking notes, snapshots and read files
+  /resume [ID]      list the saved sessions; with an id (or its start), go on with that one
   /exit             leave (also /quit or Ctrl-D)";
 
 /// What the person typed.
@@ -47,6 +48,8 @@ pub enum Input<'a> {
     Undo,
     /// /rewind, with a checkpoint number (none: list them).
     Rewind(Option<u64>),
+    /// /resume, with an optional session id.
+    Resume(&'a str),
     Exit,
     Unknown(&'a str),
 }
@@ -68,6 +71,7 @@ pub fn parse(line: &str) -> Input<'_> {
         },
         "/save" => Input::Save(rest),
         "/restore" => Input::Restore,
+        "/resume" => Input::Resume(rest),
         "/unsave" => Input::Unsave,
         "/undo" if rest.is_empty() => Input::Undo,
         "/rewind" if rest.is_empty() => Input::Rewind(None),
@@ -109,8 +113,9 @@ pub async fn run(
         let _ = editor.load_history(h);
     }
     let cfg = client.config();
+    let saved = agent.session_id().map(|id| format!(" · session {id}")).unwrap_or_default();
     eprintln!(
-        "{}corral{} · {} at {} · {} · /help for commands",
+        "{}corral{} · {} at {} · {}{saved} · /help for commands",
         style.bold,
         style.reset,
         cfg.model,
@@ -192,6 +197,23 @@ pub async fn run(
                 Ok(what) => eprintln!("{what}"),
                 Err(e) => eprintln!("error: {}", crate::redact::text(&e.to_string())),
             },
+            Input::Resume("") => eprintln!("{}", super::sessions::recent(env, agent.session_id())),
+            Input::Resume(id) => {
+                let choice = super::sessions::Choice::Resume(Some(id));
+                match super::sessions::begin(agent, env, client, choice, false) {
+                    Ok(notes) => {
+                        for n in notes {
+                            eprintln!("warning: {}", crate::redact::text(&n));
+                        }
+                        eprintln!(
+                            "resumed session {}: {} messages",
+                            agent.session_id().unwrap_or(id),
+                            agent.transcript().len()
+                        );
+                    }
+                    Err(e) => eprintln!("error: {}", crate::redact::text(&e)),
+                }
+            }
             Input::Unsave => match agent.unsave() {
                 Ok(label) => eprintln!("checkpoint '{label}' cleared"),
                 Err(e) => eprintln!("error: {}", crate::redact::text(&e.to_string())),
@@ -271,7 +293,8 @@ fn status(agent: &mut Agent<'_>, env: &Env, client: &Client) -> String {
         "model:      {} ({})\nworkspace:  {}\nturns:      {}\nmodel calls: {}, tokens in {} / out {}\n\
          tool calls: {} ({} failed)\ncontext:    {budget}, {} messages\n\
          compaction: {} so far ({} after a refusal), {} turns summarised\n\
-         snapshots:  {snapshot}, {} restored\ntodo:       {todo} unfinished\ncontinue:   {}",
+         snapshots:  {snapshot}, {} restored\ntodo:       {todo} unfinished\ncontinue:   {}\n\
+         session:    {}",
         cfg.model,
         cfg.base_url,
         env.session.roots.workspace().path.display(),
@@ -287,6 +310,7 @@ fn status(agent: &mut Agent<'_>, env: &Env, client: &Client) -> String {
         c.turns_dropped,
         c.restores,
         if waiting { "a continue-here note is waiting" } else { "none" },
+        agent.session_id().unwrap_or("not saved"),
     )
 }
 
@@ -326,5 +350,6 @@ mod tests {
         assert_eq!((parse("/undo"), parse("/rewind")), (Input::Undo, Input::Rewind(None)));
         assert_eq!(parse("/rewind 3"), Input::Rewind(Some(3)));
         assert_eq!(parse("/rewind x"), Input::Unknown("/rewind x"));
+        assert_eq!((parse("/resume"), parse("/resume 2026")), (Input::Resume(""), Input::Resume("2026")));
     }
 }

@@ -151,7 +151,9 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
             eprintln!("{}warning:{} {w}", style.red, style.reset);
         }
     };
-    let continue_note = load_continue(&env, &mut warn);
+    // A resumed session goes on from its own conversation, not from a continue-here note.
+    let choice = super::sessions::Choice::of(g);
+    let continue_note = if choice.resumes() { None } else { load_continue(&env, &mut warn) };
     // MCP servers start in the background (required ones are waited for) and join when ready.
     let mcp = match super::mcp_config::start_servers(&env).await {
         Ok(m) => m,
@@ -203,6 +205,13 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     }
     for n in agent.startup_notes() {
         warn(n.clone());
+    }
+    match super::sessions::begin(&mut agent, &env, &client, choice, ci) {
+        Ok(notes) => notes.into_iter().for_each(&mut warn),
+        Err(e) => {
+            eprintln!("error: {}", crate::redact::text(&e));
+            return 1;
+        }
     }
     let interrupt = agent.interrupt.clone();
     let ctrl_c = tokio::spawn(async move {
@@ -358,7 +367,7 @@ async fn one_shot(
         }
         OutputFormat::StreamJson => {
             let ws = env.session.roots.workspace().path.to_string_lossy().into_owned();
-            StreamJson::start(&model, &ws, task);
+            StreamJson::start(&model, &ws, task, agent.session_id());
             let r = observed(agent, task, &mut StreamJson, audit).await;
             jsonout::print_result(&r, &model);
             r.outcome.exit_code()

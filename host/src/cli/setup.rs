@@ -502,10 +502,19 @@ mod tests {
             "always",
             "-v",
         ];
-        // Tables of entries, and the undo bounds (rarely changed), are set in files only;
-        // every other key has a flag.
-        const FILE_ONLY: &[&str] =
-            &["network.allow_hosts", "network.allow_private", "network.hosts", "undo.max_bytes", "undo.keep"];
+        // Tables of entries, the undo bounds and the sessions' retention (rarely changed) are
+        // set in files only; every other key has a flag.
+        const FILE_ONLY: &[&str] = &[
+            "network.allow_hosts",
+            "network.allow_private",
+            "network.hosts",
+            "undo.max_bytes",
+            "undo.keep",
+            "sessions.save",
+            "sessions.keep",
+            "sessions.max_mb",
+            "sessions.max_file_mb",
+        ];
         let (s, p) = load(&args, &[]).unwrap();
         for e in &p.entries {
             let from_flag = e.source().starts_with("flag --");

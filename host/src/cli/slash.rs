@@ -10,7 +10,7 @@ use rustyline::{Context, Helper};
 /// Every slash command, as typed.
 pub const COMMANDS: &[&str] = &[
     "/help", "/status", "/tools", "/mcp", "/compact", "/save", "/restore", "/unsave", "/undo", "/rewind",
-    "/clear", "/exit", "/quit",
+    "/resume", "/clear", "/exit", "/quit",
 ];
 
 /// The commands `typed` (a line starting with `/`, no space yet) can complete to.

@@ -118,7 +118,7 @@ pub const COMMAND_MODES: &[&str] = &["off", "allowlist", "ask"];
 pub const CAPABILITIES: &[&str] = &["workspace-write", "kv", "http", "process", "context"];
 /// The tables a settings file may have, in listing order.
 pub const TABLES: &[&str] =
-    &["limits", "plugins", "workspace", "undo", "model", "agent", "output", "network", "commands"];
+    &["limits", "plugins", "workspace", "undo", "model", "agent", "sessions", "output", "network", "commands"];
 /// The table of per-plugin settings, `[plugin-settings.<plugin>]` (free-form strings that
 /// the plugin reads through `host-info.setting`).
 pub const PLUGIN_SETTINGS: &str = "plugin-settings";
@@ -225,6 +225,11 @@ pub static KEYS: &[KeyDef] = &[
     free("agent.memory_full", Kind::Bool, None),
     narrow("agent.max_output_lines", uint(10, 1_000_000), Some(Plain("CORRAL_MAX_OUTPUT_LINES"))),
     narrow("agent.parallel_calls", uint(1, 16), None),
+    // Saved sessions are the record of a run (and retention deletes them): the person's alone.
+    never("sessions.save", Kind::Bool, None),
+    never("sessions.keep", uint(1, 100_000), None),
+    never("sessions.max_mb", uint(1, 1_000_000), None),
+    never("sessions.max_file_mb", uint(1, 100_000), None),
     free("output.quiet", Kind::Bool, None),
     free("output.format", Kind::Choice(FORMATS), None),
     free("output.color", Kind::Choice(COLORS), Some(Presence("NO_COLOR", "never"))),

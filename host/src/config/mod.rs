@@ -26,7 +26,7 @@ pub use project::{Ignored, Refusal};
 pub use provenance::{Entry, FileStatus, PluginEntry, Provenance, is_secret_name, mask};
 pub use settings::{
     AgentSettings, ColorChoice, CommandSettings, ModelSettings, NetworkSettings, OutputFormat,
-    OutputSettings, Settings,
+    OutputSettings, SessionSettings, Settings,
 };
 pub use value::{Input, Value};
 

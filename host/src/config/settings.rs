@@ -28,6 +28,7 @@ pub struct Settings {
     pub commands: CommandSettings,
     pub model: ModelSettings,
     pub agent: AgentSettings,
+    pub sessions: SessionSettings,
     pub output: OutputSettings,
     pub network: NetworkSettings,
     /// `[plugin-settings.<plugin>]`: plugin name -> setting -> value, read by the plugin.
@@ -157,6 +158,24 @@ pub struct AgentSettings {
     pub parallel_calls: u32,
 }
 
+/// Saved sessions (`[sessions]`): whether each run is saved, and the retention limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionSettings {
+    pub save: bool,
+    /// Most sessions kept per workspace (the newest).
+    pub keep: u64,
+    /// Most MiB all of a workspace's sessions take.
+    pub max_mb: u64,
+    /// Most MiB one session takes; past it the rest of that session is not saved.
+    pub max_file_mb: u64,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        SessionSettings { save: true, keep: 50, max_mb: 200, max_file_mb: 20 }
+    }
+}
+
 /// How results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {
@@ -243,6 +262,7 @@ impl Default for Settings {
             commands: CommandSettings::default(),
             model: ModelSettings::default(),
             agent: AgentSettings::default(),
+            sessions: SessionSettings::default(),
             output: OutputSettings::default(),
             network: NetworkSettings::default(),
             plugin_settings: BTreeMap::new(),
@@ -345,6 +365,10 @@ pub fn get(s: &Settings, key: &str) -> Value {
         "agent.memory_full" => Value::Bool(a.memory_full),
         "agent.max_output_lines" => Value::Int(a.max_output_lines.into()),
         "agent.parallel_calls" => Value::Int(a.parallel_calls.into()),
+        "sessions.save" => Value::Bool(s.sessions.save),
+        "sessions.keep" => Value::Int(s.sessions.keep),
+        "sessions.max_mb" => Value::Int(s.sessions.max_mb),
+        "sessions.max_file_mb" => Value::Int(s.sessions.max_file_mb),
         "output.quiet" => Value::Bool(o.quiet),
         "output.format" => Value::Str(o.format.as_str().into()),
         "output.color" => Value::Str(o.color.as_str().into()),
@@ -411,6 +435,10 @@ pub fn set(s: &mut Settings, key: &str, v: Value) {
         ("agent.memory_full", Value::Bool(b)) => a.memory_full = b,
         ("agent.max_output_lines", Value::Int(n)) => a.max_output_lines = u32_of(n),
         ("agent.parallel_calls", Value::Int(n)) => a.parallel_calls = u32_of(n),
+        ("sessions.save", Value::Bool(b)) => s.sessions.save = b,
+        ("sessions.keep", Value::Int(n)) => s.sessions.keep = n,
+        ("sessions.max_mb", Value::Int(n)) => s.sessions.max_mb = n,
+        ("sessions.max_file_mb", Value::Int(n)) => s.sessions.max_file_mb = n,
         ("output.quiet", Value::Bool(b)) => o.quiet = b,
         ("output.format", Value::Str(x)) => o.format = OutputFormat::parse(&x).unwrap_or(o.format),
         ("output.color", Value::Str(x)) => o.color = ColorChoice::parse(&x).unwrap_or(o.color),

@@ -206,7 +206,7 @@ fn unknown_keys_tables_and_bad_syntax_name_the_line() {
     assert_eq!(
         f.project_err("# c\n[modle]\nname = \"x\"\n"),
         format!(
-            "{path}:2: unknown table [modle]; allowed tables: limits, plugins, workspace, undo, model, agent, \
+            "{path}:2: unknown table [modle]; allowed tables: limits, plugins, workspace, undo, model, agent, sessions, \
              output, network, commands, plugin-settings.<plugin>, mcp_servers.<name>"
         )
     );

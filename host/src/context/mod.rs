@@ -17,6 +17,7 @@ pub mod memory;
 pub mod prompt;
 pub mod recap;
 pub mod resume;
+pub mod saved;
 pub mod schemas;
 pub mod small;
 pub mod snapshot;

@@ -7,7 +7,8 @@ use crate::llm::Message;
 use std::collections::HashSet;
 
 /// What kind of recap an assistant message is, when the host wrote it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Recap {
     /// A `snapshot restore`: the model's own summary of the work it collapsed.
     Snapshot,
@@ -172,6 +173,20 @@ impl Transcript {
     /// The index of entry `id`.
     pub fn position(&self, id: u64) -> Option<usize> {
         self.entries.iter().position(|e| e.id == id)
+    }
+
+    /// Replaces the whole conversation with saved entries `(id, message, mutated, recap)`, as a
+    /// resumed session had it; ids go on from the largest.
+    pub fn restore(&mut self, saved: Vec<(u64, Message, bool, Option<Recap>)>) {
+        self.entries = saved
+            .into_iter()
+            .map(|(id, msg, mutated, recap)| {
+                let count = tokens::message(&msg, self.reasoning_sent, None);
+                Entry { id, msg, count, mutated, recap }
+            })
+            .collect();
+        let last = self.entries.iter().map(|e| e.id).max().unwrap_or(0);
+        self.next_id = self.next_id.max(last.saturating_add(1));
     }
 
     /// Forgets every message (ids keep counting up).
