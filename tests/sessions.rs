@@ -138,8 +138,14 @@ fn continue_picks_the_latest_and_fork_leaves_the_original_as_it_was() {
 
     let a_file = session_files(&sb).into_iter().find(|f| f.to_string_lossy().contains(&a)).unwrap();
     let before = std::fs::read(&a_file).unwrap();
-    let run = corral(&sb, &server, &["--fork", &a, "TASK-D"]);
+    // Forked (or resumed) under another model: it works, and says so once.
+    let url = server.url();
+    let args = ["--base-url", &url, "--model", "other-model", "--no-history", "--fork", &a, "TASK-D"];
+    let run = sb.run_with_env(&args, &[("CORRAL_RETRY_BASE_MS", "10")]);
     assert_eq!(run.code, 0, "{}", fail(&run));
+    let warned =
+        format!("session {a} was made with test-model (openai-compatible); it goes on with other-model");
+    assert_eq!(run.stderr.matches(&warned).count(), 1, "{}", fail(&run));
     let d = messages(&server.requests()[3]);
     assert!(d.contains("TASK-A") && d.contains("ANSWER-A") && d.contains("TASK-D"), "{d}");
     assert!(!d.contains("TASK-B"), "{d}");
@@ -209,15 +215,19 @@ fn retention_deletes_the_oldest_and_saving_can_be_turned_off() {
     assert_eq!(left, [ids[2].clone(), ids[1].clone()], "the oldest went: {ids:?}");
     assert_eq!(session_files(&sb).len(), 2);
 
+    let removed = sb.run(&["sessions", "rm", &ids[1][..ids[1].len() - 1]]).ok();
+    assert_eq!(removed.stdout, format!("Removed session {}.\n", ids[1]));
+    assert_eq!(session_files(&sb).len(), 1);
+
     std::fs::write(sb.config.join("config.toml"), "[sessions]\nsave = false\n").unwrap();
     corral(&sb, &server, &["T4"]).ok();
-    assert_eq!(session_files(&sb).len(), 2, "nothing saved with sessions.save = false");
+    assert_eq!(session_files(&sb).len(), 1, "nothing saved with sessions.save = false");
 }
 
 #[test]
 fn newer_and_broken_files_are_refused_and_ci_resumes_only_by_id() {
     let sb = Sandbox::new();
-    let server = ModelServer::start(Flavor::OpenAi, vec![text("first")]);
+    let server = ModelServer::start(Flavor::OpenAi, vec![text("first"), text("ci answer")]);
     corral(&sb, &server, &["T1"]).ok();
     let file = session_files(&sb)[0].clone();
     let dir = file.parent().unwrap();
@@ -245,6 +255,11 @@ fn newer_and_broken_files_are_refused_and_ci_resumes_only_by_id() {
     assert_eq!(run.code, 1, "{}", fail(&run));
     assert!(run.stderr.contains("CI mode resumes a saved session only by its id"), "{}", fail(&run));
     assert_eq!(server.requests().len(), 1, "no refused run reached the model");
+    // CI mode saves its run too: it is the record.
+    corral(&sb, &server, &["--ci", "CI-TASK"]).ok();
+    let files = session_files(&sb);
+    assert_eq!(files.len(), 3);
+    assert!(files.iter().any(|f| std::fs::read_to_string(f).unwrap().contains("CI-TASK")));
 }
 
 #[test]
