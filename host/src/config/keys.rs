@@ -117,8 +117,18 @@ pub const COMMAND_MODES: &[&str] = &["off", "allowlist", "ask"];
 /// The capabilities a plugin may be granted (`[plugins.grants]`, `--grant`).
 pub const CAPABILITIES: &[&str] = &["workspace-write", "kv", "http", "process", "context"];
 /// The tables a settings file may have, in listing order.
-pub const TABLES: &[&str] =
-    &["limits", "plugins", "workspace", "undo", "model", "agent", "sessions", "output", "network", "commands"];
+pub const TABLES: &[&str] = &[
+    "limits",
+    "plugins",
+    "workspace",
+    "undo",
+    "model",
+    "agent",
+    "sessions",
+    "output",
+    "network",
+    "commands",
+];
 /// The table of per-plugin settings, `[plugin-settings.<plugin>]` (free-form strings that
 /// the plugin reads through `host-info.setting`).
 pub const PLUGIN_SETTINGS: &str = "plugin-settings";
