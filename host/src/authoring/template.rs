@@ -188,7 +188,7 @@ mod tests {
             assert!(!text.contains("import http;") && !text.contains("import process;"), "{lang:?}");
         }
         let full =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit/plugin.wit")).unwrap();
+            std::fs::read_to_string(crate::wit::contract_file("plugin.wit")).unwrap();
         assert_eq!(wit(Lang::Rust, None), full);
         assert!(wit(Lang::Python, Some(CapSet::parse(&["kv"]).unwrap())).contains("import kv;"));
     }
