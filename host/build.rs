@@ -68,6 +68,7 @@ fn main() {
         println!("cargo:rerun-if-changed={}", plugins.join(dir).join("Cargo.toml").display());
     }
     println!("cargo:rerun-if-changed={}", repo.join("wit").display());
+    println!("cargo:rerun-if-changed={}", repo.join("contract").display());
     println!("cargo:rerun-if-changed={}", manifest_dir.join("src/runtime/engine_config.rs").display());
     println!("cargo:rerun-if-changed={}", manifest_dir.join("src/wit/version.rs").display());
     println!("cargo:rerun-if-changed={}", repo.join("skills").display());

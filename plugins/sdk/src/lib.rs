@@ -9,6 +9,8 @@ pub mod skill;
 mod spec;
 
 pub use serde_json::{self, Value, json};
+/// The rules the host follows too (capability names, path normalisation, the char-boundary cut).
+pub use corral_contract as contract;
 pub use spec::{Capability, ErrorKind, Output, Spec, ToolError};
 
 /// The generated WIT bindings (`corral:plugin@0.1.0`, frozen in `wit/0.1/`; world `tool-plugin`).
