@@ -153,8 +153,10 @@ fn a_plugin_built_for_another_contract_version_is_told_to_rebuild() {
     // The same component, its corral names moved to 0.3.0 (a string of the same length, so
     // the binary stays valid): what a plugin built by a future corral looks like.
     let mut bytes = std::fs::read(test_plugin("clash")).unwrap();
-    for (from, to) in [(&b"plugin/types@0.1.0"[..], &b"plugin/types@0.3.0"[..]), (b"plugin/tool@0.1.0", b"plugin/tool@0.3.0")]
-    {
+    for (from, to) in [
+        (&b"plugin/types@0.1.0"[..], &b"plugin/types@0.3.0"[..]),
+        (b"plugin/tool@0.1.0", b"plugin/tool@0.3.0"),
+    ] {
         let mut at = 0;
         while let Some(i) = bytes[at..].windows(from.len()).position(|w| w == from) {
             bytes[at + i..at + i + to.len()].copy_from_slice(to);

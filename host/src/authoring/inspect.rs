@@ -5,10 +5,10 @@ use super::componentize::{BinaryKind, binary_kind};
 use super::sha256_hex;
 use crate::capabilities::Session;
 use crate::capabilities::grant::CapSet;
-use crate::wit::{self, Version};
 use crate::runtime::{
     CacheStatus, Candidate, Limits, LoadRules, Origin, Registry, RegistryError, Runtime, ToolSpec,
 };
+use crate::wit::{self, Version};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,7 +32,8 @@ impl Kind {
     /// The kind a component with these exports is, if any, and the contract version its
     /// export was built against.
     pub fn of(exports: &[String]) -> Option<(Kind, Version)> {
-        let tool = exports.iter().filter_map(|e| wit::parse(e)).find(|n| n.interface == "tool" && n.known())?;
+        let tool =
+            exports.iter().filter_map(|e| wit::parse(e)).find(|n| n.interface == "tool" && n.known())?;
         Some((Kind::Tool, tool.version?))
     }
 }

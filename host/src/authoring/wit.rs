@@ -148,8 +148,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let written = write(dir.path(), true, None).unwrap();
         let plugin = std::fs::read_to_string(dir.path().join("plugin.wit")).unwrap();
-        let repo =
-            std::fs::read_to_string(crate::wit::contract_file("plugin.wit")).unwrap();
+        let repo = std::fs::read_to_string(crate::wit::contract_file("plugin.wit")).unwrap();
         assert_eq!(plugin, repo);
         assert!(dir.path().join("deps/filesystem.wit").is_file());
         assert!(written.iter().any(|p| p.ends_with("tool-plugin-js.wit")));

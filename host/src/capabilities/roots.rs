@@ -349,7 +349,6 @@ fn escape() -> io::Error {
     io::Error::new(io::ErrorKind::PermissionDenied, "a path led outside of the root")
 }
 
-
 /// `path` starts with `prefix`, comparing components without regard to ASCII case (so a
 /// case-insensitive file system cannot be used to reach `.Corral/`).
 fn starts_with_ignore_case(path: &Path, prefix: &Path) -> bool {

@@ -4,9 +4,9 @@
 //! `capabilities` (which implements the imports); [`VERSION`] and [`interface`] name the contract.
 
 mod names;
-mod version;
 #[cfg(test)]
 mod tests;
+mod version;
 
 pub use names::{PluginName, UnknownVersion, interface, parse, pattern, unknown_version};
 pub use version::{PACKAGE, SUPPORTED, VERSION, Version};

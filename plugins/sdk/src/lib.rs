@@ -8,9 +8,9 @@ pub mod paths;
 pub mod skill;
 mod spec;
 
-pub use serde_json::{self, Value, json};
 /// The rules the host follows too (capability names, path normalisation, the char-boundary cut).
 pub use corral_contract as contract;
+pub use serde_json::{self, Value, json};
 pub use spec::{Capability, ErrorKind, Output, Spec, ToolError};
 
 /// The generated WIT bindings (`corral:plugin@0.1.0`, frozen in `wit/0.1/`; world `tool-plugin`).

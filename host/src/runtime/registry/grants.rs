@@ -102,7 +102,8 @@ pub struct Need {
 }
 
 /// The contract's interfaces a tool plugin may import.
-pub const TOOL_IMPORTS: &[&str] = &["log", "workspace", "kv", "context", "http", "process", "host-info", "types"];
+pub const TOOL_IMPORTS: &[&str] =
+    &["log", "workspace", "kv", "context", "http", "process", "host-info", "types"];
 
 /// The contract's interfaces a skill component may import; corral's folder-skill server
 /// may also import `process`.
