@@ -19,6 +19,11 @@
 #[allow(dead_code)]
 mod engine_config;
 
+/// The contract version, whose folder under wit/ is embedded for `corral plugin wit`.
+#[path = "src/wit/version.rs"]
+#[allow(dead_code)]
+mod version;
+
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -63,7 +68,9 @@ fn main() {
         println!("cargo:rerun-if-changed={}", plugins.join(dir).join("Cargo.toml").display());
     }
     println!("cargo:rerun-if-changed={}", repo.join("wit").display());
+    println!("cargo:rerun-if-changed={}", repo.join("contract").display());
     println!("cargo:rerun-if-changed={}", manifest_dir.join("src/runtime/engine_config.rs").display());
+    println!("cargo:rerun-if-changed={}", manifest_dir.join("src/wit/version.rs").display());
     println!("cargo:rerun-if-changed={}", repo.join("skills").display());
     println!("cargo:rerun-if-env-changed=CORRAL_PLUGINS_TARGET_DIR");
 
@@ -136,7 +143,7 @@ fn main() {
     code.push_str("];\n");
     code.push_str(&shipped_folders(&repo.join("skills")));
     fs::write(out_dir.join("builtins.rs"), code).expect("cannot write builtins.rs");
-    write_wit_files(&repo.join("wit"), &out_dir);
+    write_wit_files(&repo.join("wit").join(version::VERSION.folder()), &out_dir);
 }
 
 /// The engine that precompiles the built-ins: the runtime's Config (pooling first, as the
@@ -206,8 +213,8 @@ fn collect_files(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) {
     }
 }
 
-/// Writes `wit_files.rs`: every `*.wit` file of the contract, by file name, so that
-/// `corral plugin wit` hands authors exactly the WIT this binary was built against.
+/// Writes `wit_files.rs`: every `*.wit` file of the contract's folder (`wit/0.1/`), by file
+/// name, so that `corral plugin wit` hands authors exactly the WIT this binary was built against.
 fn write_wit_files(wit_dir: &Path, out_dir: &Path) {
     let mut files: Vec<PathBuf> = fs::read_dir(wit_dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", wit_dir.display()))

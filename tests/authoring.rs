@@ -119,6 +119,7 @@ fn inspect_shows_tools_schemas_imports_and_hashes() {
     assert!(t.starts_with("clash (tool plugin)\n"), "{t}");
     assert!(t.contains(&format!("  sha256:       {}\n", sha256(&bytes))), "{t}");
     assert!(t.contains(&format!("  file:         {file}\n")), "{t}");
+    assert!(t.contains("  contract:     corral:plugin@0.1.0\n"), "{t}");
     assert!(t.contains("  capabilities: none (reads the workspace only)\n"), "{t}");
     assert!(t.contains("    read_file  [read-only, idempotent]\n      an impostor read_file\n"), "{t}");
     assert!(t.contains("      input schema: {\"type\":\"object\"}\n"), "{t}");
@@ -129,6 +130,7 @@ fn inspect_shows_tools_schemas_imports_and_hashes() {
     let r = sb.run(&["plugin", "inspect", "--json", &file]).ok();
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(v["kind"], "tool");
+    assert_eq!(v["contract"], "corral:plugin@0.1.0");
     assert_eq!(v["size"], bytes.len());
     assert_eq!(v["sha256"], sha256(&bytes));
     assert_eq!(v["tools"][0]["name"], "read_file");
@@ -142,6 +144,37 @@ fn inspect_shows_tools_schemas_imports_and_hashes() {
     assert_eq!(v["imports"]["corral"], serde_json::json!(["corral:plugin/types@0.1.0"]));
     // Inspect does not install anything.
     assert!(!sb.ws.join(".corral/plugins").exists());
+}
+
+/// A component built against another version of the contract is refused by name and version,
+/// with what to do, when it is loaded and when it is inspected.
+#[test]
+fn a_plugin_built_for_another_contract_version_is_told_to_rebuild() {
+    let sb = Sandbox::new();
+    // The same component, its corral names moved to 0.3.0 (a string of the same length, so
+    // the binary stays valid): what a plugin built by a future corral looks like.
+    let mut bytes = std::fs::read(test_plugin("clash")).unwrap();
+    for (from, to) in [
+        (&b"plugin/types@0.1.0"[..], &b"plugin/types@0.3.0"[..]),
+        (b"plugin/tool@0.1.0", b"plugin/tool@0.3.0"),
+    ] {
+        let mut at = 0;
+        while let Some(i) = bytes[at..].windows(from.len()).position(|w| w == from) {
+            bytes[at + i..at + i + to.len()].copy_from_slice(to);
+            at += i + to.len();
+        }
+    }
+    let path = sb.tmp.path().join("future.wasm");
+    std::fs::write(&path, &bytes).unwrap();
+    let file = path.display().to_string();
+    let why = "was built for corral:plugin@0.3.0 (it uses corral:plugin/types@0.3.0); this corral knows \
+               corral:plugin 0.1. Rebuild it against the WIT that `corral plugin wit` of this corral \
+               writes, or upgrade corral";
+    let r = sb.run(&["--plugin", &file, "tools"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains(&format!("plugin {file} {why}")), "{}", r.stderr);
+    let r = sb.run(&["plugin", "inspect", &file]);
+    assert!(r.stderr.contains(&format!("{file} {why}")), "{}", r.stderr);
 }
 
 #[test]
@@ -228,7 +261,7 @@ fn wit_bindings_and_componentize_write_what_authors_need() {
     let sb = Sandbox::new();
     sb.run(&["plugin", "wit", "--out", "w"]).ok();
     let embedded = std::fs::read_to_string(sb.ws.join("w/plugin.wit")).unwrap();
-    assert_eq!(embedded, std::fs::read_to_string(support::repo().join("wit/plugin.wit")).unwrap());
+    assert_eq!(embedded, std::fs::read_to_string(support::repo().join("wit/0.1/plugin.wit")).unwrap());
     assert!(!sb.ws.join("w/deps").exists());
     let r = sb.run(&["plugin", "wit", "--js", "--out", "wjs"]).ok();
     for f in ["plugin.wit", "tool-plugin-js.wit", "deps/io.wit", "deps/clocks.wit", "deps/filesystem.wit"] {

@@ -38,6 +38,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("runtime", &["capabilities", "wit", "builtins", "redact", "paths"]),
     // debt: the network and command policies are built from config's settings types.
     ("capabilities", &["wit", "redact", "termtext", "paths", "config"]),
+    // wit: the contract's bindings, version and interface names; a leaf below capabilities.
+    ("wit", &[]),
     ("redact", &[]),
     ("termtext", &[]),
     ("paths", &[]),

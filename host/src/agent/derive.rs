@@ -38,14 +38,7 @@ fn one_line(text: &str) -> String {
 
 /// The longest prefix of `text` of at most `max` bytes.
 fn cap(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
+    corral_contract::text::cut(text, max)
 }
 
 /// `text` with the words of this frame's markers changed, so an answer (written from

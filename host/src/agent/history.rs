@@ -40,10 +40,7 @@ fn trim(text: &str, max: usize) -> String {
         }
     }
     let last = starts.last().copied().unwrap_or(0);
-    let mut end = (last + max).min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = corral_contract::text::floor_boundary(text, last + max);
     text[last..end].to_string()
 }
 

@@ -8,6 +8,7 @@ use crate::capabilities::grant::CapSet;
 use crate::runtime::{
     CacheStatus, Candidate, Limits, LoadRules, Origin, Registry, RegistryError, Runtime, ToolSpec,
 };
+use crate::wit::{self, Version};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,9 +29,12 @@ impl Kind {
         }
     }
 
-    /// The kind a component with these exports is, if any.
-    pub fn of(exports: &[String]) -> Option<Kind> {
-        exports.iter().any(|e| e.starts_with("corral:plugin/tool@0.1.")).then_some(Kind::Tool)
+    /// The kind a component with these exports is, if any, and the contract version its
+    /// export was built against.
+    pub fn of(exports: &[String]) -> Option<(Kind, Version)> {
+        let tool =
+            exports.iter().filter_map(|e| wit::parse(e)).find(|n| n.interface == "tool" && n.known())?;
+        Some((Kind::Tool, tool.version?))
     }
 }
 
@@ -62,6 +66,8 @@ pub struct Inspection {
     pub name: String,
     pub path: PathBuf,
     pub kind: Kind,
+    /// The contract version the component was built against (`corral:plugin@0.1.0`).
+    pub contract: Version,
     pub size: usize,
     pub sha256: String,
     pub tools: Vec<ToolSpec>,
@@ -92,9 +98,12 @@ pub enum InspectError {
     Invalid { path: PathBuf, why: String },
     #[error(
         "{path} is a component but not a corral plugin: it exports {exports}.\n\
-         A tool plugin exports corral:plugin/tool@0.1.0 (see `corral plugin wit`)."
+         A tool plugin exports {} (see `corral plugin wit`).",
+        wit::interface("tool")
     )]
     NotPlugin { path: PathBuf, exports: String },
+    #[error("{path} {why}")]
+    Version { path: PathBuf, why: wit::UnknownVersion },
     #[error("{0}")]
     Registry(#[from] RegistryError),
 }
@@ -135,7 +144,11 @@ pub async fn inspect_bytes(
     let ty = component.component_type();
     let imports = Imports::group(ty.imports(rt.engine()).map(|(n, _)| n.to_string()).collect());
     let exports: Vec<String> = ty.exports(rt.engine()).map(|(n, _)| n.to_string()).collect();
-    let Some(kind) = Kind::of(&exports) else {
+    let names = imports.wasi.iter().chain(&imports.host).chain(&exports);
+    if let Some(why) = wit::unknown_version(names.map(String::as_str)) {
+        return Err(InspectError::Version { path, why });
+    }
+    let Some((kind, contract)) = Kind::of(&exports) else {
         let exports = if exports.is_empty() { "nothing".into() } else { exports.join(", ") };
         return Err(InspectError::NotPlugin { path, exports });
     };
@@ -163,6 +176,7 @@ pub async fn inspect_bytes(
         name,
         path,
         kind,
+        contract,
         size,
         sha256,
         tools,
@@ -206,7 +220,8 @@ mod tests {
 
     #[test]
     fn kinds_come_from_exports() {
-        assert_eq!(Kind::of(&["corral:plugin/tool@0.1.0".into()]), Some(Kind::Tool));
+        assert_eq!(Kind::of(&["corral:plugin/tool@0.1.0".into()]), Some((Kind::Tool, wit::VERSION)));
+        assert_eq!(Kind::of(&["corral:plugin/tool@0.4.0".into()]), None, "a version corral does not know");
         assert_eq!(Kind::of(&["wasi:cli/run@0.2.0".into()]), None);
         assert_eq!(Kind::of(&[]), None);
     }

@@ -293,8 +293,7 @@ mod tests {
             assert!(text.contains("corral plugin wit --capabilities none"), "{lang:?}");
             assert!(!text.contains("import http;") && !text.contains("import process;"), "{lang:?}");
         }
-        let full =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit/plugin.wit")).unwrap();
+        let full = std::fs::read_to_string(crate::wit::contract_file("plugin.wit")).unwrap();
         assert_eq!(wit(Lang::Rust, None), full);
         assert!(wit(Lang::Python, Some(CapSet::parse(&["kv"]).unwrap())).contains("import kv;"));
     }

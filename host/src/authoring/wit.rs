@@ -140,7 +140,7 @@ mod tests {
         let (r, w) = resolve(JS_WORLD).unwrap();
         let imports: Vec<String> = r.worlds[w].imports.keys().map(|k| r.name_world_key(k)).collect();
         assert!(imports.contains(&"wasi:filesystem/preopens@0.2.12".to_string()), "{imports:?}");
-        assert!(imports.contains(&"corral:plugin/workspace@0.1.0".to_string()), "{imports:?}");
+        assert!(imports.contains(&crate::wit::interface("workspace")), "{imports:?}");
     }
 
     #[test]
@@ -148,8 +148,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let written = write(dir.path(), true, None).unwrap();
         let plugin = std::fs::read_to_string(dir.path().join("plugin.wit")).unwrap();
-        let repo =
-            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../wit/plugin.wit")).unwrap();
+        let repo = std::fs::read_to_string(crate::wit::contract_file("plugin.wit")).unwrap();
         assert_eq!(plugin, repo);
         assert!(dir.path().join("deps/filesystem.wit").is_file());
         assert!(written.iter().any(|p| p.ends_with("tool-plugin-js.wit")));

@@ -5,49 +5,13 @@ use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::RwLock;
 
-/// Something a plugin may do beyond reading the roots (mirrors the WIT `capability` enum).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Capability {
-    WorkspaceWrite,
-    Kv,
-    Http,
-    Process,
-    Context,
-}
+/// Something a plugin may do beyond reading the roots (mirrors the WIT `capability` enum);
+/// its names are shared with the guest SDK through the contract crate.
+pub use corral_contract::Capability;
 
-impl Capability {
-    pub const ALL: [Capability; 5] = [
-        Capability::WorkspaceWrite,
-        Capability::Kv,
-        Capability::Http,
-        Capability::Process,
-        Capability::Context,
-    ];
-
-    /// The name used in settings, specs and messages (`workspace-write`, `http`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Capability::WorkspaceWrite => "workspace-write",
-            Capability::Kv => "kv",
-            Capability::Http => "http",
-            Capability::Process => "process",
-            Capability::Context => "context",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Capability> {
-        Capability::ALL.into_iter().find(|c| c.as_str() == name)
-    }
-
-    fn bit(self) -> u8 {
-        1 << (self as u8)
-    }
-}
-
-impl fmt::Display for Capability {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// The bit of `c` in a [`CapSet`].
+fn bit(c: Capability) -> u8 {
+    1 << (c as u8)
 }
 
 /// The capability a call to `function` of the host interface `interface` (`workspace`,
@@ -78,11 +42,11 @@ impl CapSet {
     }
 
     pub fn insert(&mut self, c: Capability) {
-        self.0 |= c.bit();
+        self.0 |= bit(c);
     }
 
     pub fn contains(self, c: Capability) -> bool {
-        self.0 & c.bit() != 0
+        self.0 & bit(c) != 0
     }
 
     pub fn is_empty(self) -> bool {

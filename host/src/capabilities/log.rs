@@ -23,11 +23,7 @@ impl Sink {
 
     /// Records one message from `plugin`.
     pub fn push(&self, plugin: &str, level: &str, message: &str) {
-        let mut cut = message.len().min(MAX_LINE);
-        while !message.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let line = format!("[{plugin}] {level}: {}", &message[..cut]);
+        let line = format!("[{plugin}] {level}: {}", corral_contract::text::cut(message, MAX_LINE));
         if self.echo {
             #[allow(clippy::print_stderr)] // --verbose: the person asked to see plugin logs
             {

@@ -7,6 +7,8 @@ use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use super::WsError;
+// Lexical `.` and `..` removal is shared with the guest SDK (contract/).
+use corral_contract::paths::{normalize as normalize_absolute, normalize_relative};
 
 /// Longest path the host accepts from a plugin, in bytes.
 pub const MAX_PATH_BYTES: usize = 4096;
@@ -345,39 +347,6 @@ fn dangling_target(dir: &Dir, rel: &Path) -> io::Result<PathBuf> {
 /// The error cap-std itself gives for an escape attempt, for paths refused before it is asked.
 fn escape() -> io::Error {
     io::Error::new(io::ErrorKind::PermissionDenied, "a path led outside of the root")
-}
-
-/// Removes `.` and `..` from an absolute path lexically.
-fn normalize_absolute(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// Removes `.` and `..` from a relative path lexically; `None` if `..` climbs above it.
-fn normalize_relative(path: &Path) -> Option<PathBuf> {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
-            Component::CurDir => {}
-            Component::Normal(n) => out.push(n),
-            Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    Some(out)
 }
 
 /// `path` starts with `prefix`, comparing components without regard to ASCII case (so a

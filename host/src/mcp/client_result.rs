@@ -46,11 +46,7 @@ pub fn text_of(result: &CallToolResult) -> String {
 
 /// The first `n` bytes of `s`, cut back to a character boundary.
 fn head(s: &str, n: usize) -> &str {
-    let mut end = n.min(s.len());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
+    corral_contract::text::cut(s, n)
 }
 
 /// `text` when it fits inline; else a preview and where the whole of it was saved (or, when

@@ -247,9 +247,6 @@ fn stderr_tail(c: &Captured) -> Option<String> {
     }
     let text = String::from_utf8_lossy(&c.bytes);
     let text = text.trim_end();
-    let mut start = text.len().saturating_sub(1024);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
+    let start = corral_contract::text::ceil_boundary(text, text.len().saturating_sub(1024));
     Some(text[start..].to_string())
 }

@@ -113,10 +113,7 @@ impl ToolOutput {
         }
         let mut truncated = out.truncated;
         if text.len() > limit {
-            let mut cut = limit;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
+            let cut = corral_contract::text::floor_boundary(&text, limit);
             let over = text.len() - cut;
             text.truncate(cut);
             text.push_str(&format!(

@@ -24,11 +24,7 @@ pub fn clip_bytes(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }
-    let mut end = max.saturating_sub('…'.len_utf8());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
+    format!("{}…", corral_plugin_sdk::contract::text::cut(s, max.saturating_sub('…'.len_utf8())))
 }
 
 /// A JSON array that a model sent encoded as a string (`"[\"a\", \"b\"]"`), decoded.

@@ -8,14 +8,16 @@ pub mod paths;
 pub mod skill;
 mod spec;
 
+/// The rules the host follows too (capability names, path normalisation, the char-boundary cut).
+pub use corral_contract as contract;
 pub use serde_json::{self, Value, json};
 pub use spec::{Capability, ErrorKind, Output, Spec, ToolError};
 
-/// The generated WIT bindings (`corral:plugin@0.1.0`, world `tool-plugin`).
+/// The generated WIT bindings (`corral:plugin@0.1.0`, frozen in `wit/0.1/`; world `tool-plugin`).
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit",
+        path: "../../wit/0.1",
         world: "tool-plugin",
         pub_export_macro: true,
         default_bindings_module: "corral_plugin_sdk::bindings",

@@ -4,7 +4,7 @@
 
 use crate::host::{Root, Workspace};
 use crate::{ErrorKind, ToolError};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// Longest path accepted, in bytes.
 pub const MAX_PATH_BYTES: usize = 4096;
@@ -132,20 +132,8 @@ pub fn is_home_path(input: &str) -> bool {
     user.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
 }
 
-/// Removes `.` and resolves `..` lexically. `..` above `/` stays at `/`.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
+/// Removes `.` and resolves `..` lexically (`..` above `/` stays at `/`), as the host does.
+pub use corral_contract::paths::normalize;
 
 /// A model-readable error for an I/O failure on `shown` (the path as the model wrote it).
 pub fn io_error(shown: &str, e: &std::io::Error) -> ToolError {

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../../wit",
+        path: "../../wit/0.1",
         world: "skill-plugin",
         pub_export_macro: true,
         default_bindings_module: "corral_plugin_sdk::skill::bindings",

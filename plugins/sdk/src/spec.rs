@@ -3,15 +3,9 @@
 use crate::bindings::corral::plugin::types as wit;
 use serde_json::Value;
 
-/// A host capability a tool needs (mirrors the WIT `capability` enum).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Capability {
-    WorkspaceWrite,
-    Kv,
-    Http,
-    Process,
-    Context,
-}
+/// A host capability a tool needs (mirrors the WIT `capability` enum); its names are the
+/// host's, from the shared contract crate.
+pub use corral_contract::Capability;
 
 /// A tool's description, as the model will see it.
 #[derive(Debug, Clone)]

@@ -152,10 +152,7 @@ pub fn prefix(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = corral_plugin_sdk::contract::text::floor_boundary(text, max);
     match text[..end].rfind('\n') {
         Some(nl) if nl > end / 2 => &text[..nl + 1],
         _ => &text[..end],

@@ -265,11 +265,7 @@ fn cap(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
     if text.len() <= max {
         return text.into();
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n[cut at {max} bytes]", &text[..end]).into()
+    format!("{}\n[cut at {max} bytes]", corral_contract::text::cut(text, max)).into()
 }
 
 /// Whether a `branch` call asks for the write tools.

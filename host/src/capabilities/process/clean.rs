@@ -69,20 +69,12 @@ pub fn strip_controls(raw: &str) -> String {
 
 /// The first `n` bytes of `s`, cut back to a character boundary.
 fn head(s: &str, n: usize) -> &str {
-    let mut end = n.min(s.len());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
+    corral_contract::text::cut(s, n)
 }
 
 /// The last `n` bytes of `s`, moved forward to a character boundary.
 fn tail(s: &str, n: usize) -> &str {
-    let mut start = s.len().saturating_sub(n);
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    &s[start..]
+    &s[corral_contract::text::ceil_boundary(s, s.len().saturating_sub(n))..]
 }
 
 /// `text` cut to about `budget` bytes: a quarter from the start and the rest from the end

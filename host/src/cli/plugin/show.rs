@@ -68,6 +68,7 @@ fn list(out: &mut String, label: &str, items: &[String]) {
 pub fn text(i: &Inspection) -> String {
     let mut out = format!("{} ({})\n", i.name, i.kind.as_str());
     out.push_str(&format!("  file:         {}\n", i.path.display()));
+    out.push_str(&format!("  contract:     {}@{}\n", crate::wit::PACKAGE, i.contract));
     out.push_str(&format!("  size:         {} bytes\n", thousands(i.size)));
     out.push_str(&format!("  sha256:       {}\n", i.sha256));
     out.push_str(&format!("  load:         {}\n", load_word(i)));
@@ -116,6 +117,7 @@ pub fn json(i: &Inspection) -> String {
         "schema_version": 1,
         "name": i.name,
         "kind": match i.kind { crate::authoring::inspect::Kind::Tool => "tool" },
+        "contract": format!("{}@{}", crate::wit::PACKAGE, i.contract),
         "file": i.path.display().to_string(),
         "size": i.size,
         "sha256": i.sha256,
@@ -137,13 +139,14 @@ pub fn add_summary(i: &Inspection, name: &str, checked_in: Duration) -> String {
         .imports
         .host
         .iter()
-        .filter_map(|h| h.strip_prefix("corral:plugin/"))
-        .map(|h| h.split('@').next().unwrap_or(h))
+        .filter_map(|h| crate::wit::parse(h))
+        .map(|h| h.interface)
         .filter(|h| *h != "types")
         .collect();
     let mut out = format!("{name}: {} with {} tool(s): {}\n", i.kind.as_str(), tools.len(), tools.join(", "));
     out.push_str(&format!("  size:         {} bytes\n", thousands(i.size)));
     out.push_str(&format!("  sha256:       {}\n", i.sha256));
+    out.push_str(&format!("  contract:     {}@{}\n", crate::wit::PACKAGE, i.contract));
     out.push_str(&format!("  capabilities: {}\n", capabilities(&i.capabilities)));
     out.push_str(&format!(
         "  host imports: {}\n",

@@ -4,6 +4,7 @@
 
 use super::RegistryError;
 use crate::capabilities::grant::{self, CapSet, Capability};
+use crate::wit;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use wasmtime::Engine;
@@ -95,34 +96,45 @@ pub struct NotInPolicy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Need {
     pub cap: Capability,
-    /// `corral:plugin/http@0.1.0`.
+    /// `corral:plugin/http@0.1.0` (see [`crate::wit::interface`]).
     pub import: String,
     pub function: String,
 }
 
+/// The contract's interfaces a tool plugin may import.
+pub const TOOL_IMPORTS: &[&str] =
+    &["log", "workspace", "kv", "context", "http", "process", "host-info", "types"];
+
+/// The contract's interfaces a skill component may import; corral's folder-skill server
+/// may also import `process`.
+pub const SKILL_IMPORTS: &[&str] = &["log", "kv", "host-info", "types"];
+
+/// Whether `name` is WASI, or one of `interfaces` of a contract version corral implements.
+fn provided(name: &str, interfaces: &[&str]) -> bool {
+    name.starts_with("wasi:")
+        || wit::parse(name).is_some_and(|n| n.known() && interfaces.contains(&n.interface))
+}
+
 /// Whether a component import is something the host provides.
 pub fn import_allowed(name: &str) -> bool {
-    if name.starts_with("wasi:") {
-        return true;
-    }
-    ["log", "workspace", "kv", "context", "http", "process", "host-info", "types"]
-        .iter()
-        .any(|i| name.starts_with(&format!("corral:plugin/{i}@0.1.")))
+    provided(name, TOOL_IMPORTS)
 }
 
 /// Whether a skill component may import `name`: WASI, and corral's log, kv, host-info and
 /// types. `process` only for corral's own folder-skill server (`server`), which runs the
 /// scripts of `SKILL.md` folders under run_command's policy; other skills have no more.
 pub fn skill_import_allowed(name: &str, server: bool) -> bool {
-    if name.starts_with("wasi:") {
-        return true;
-    }
-    let allowed: &[&str] = if server {
-        &["log", "kv", "host-info", "types", "process"]
-    } else {
-        &["log", "kv", "host-info", "types"]
-    };
-    allowed.iter().any(|i| name.starts_with(&format!("corral:plugin/{i}@0.1.")))
+    provided(name, SKILL_IMPORTS) || (server && provided(name, &["process"]))
+}
+
+/// A component's imports and exports checked for the contract version they were built
+/// against, before anything else, so a plugin of another version is told so rather than
+/// that its imports are unknown.
+pub fn version(engine: &Engine, component: &Component) -> Result<(), wit::UnknownVersion> {
+    let ty = component.component_type();
+    let imports: Vec<String> = ty.imports(engine).map(|(n, _)| n.to_string()).collect();
+    let exports: Vec<String> = ty.exports(engine).map(|(n, _)| n.to_string()).collect();
+    wit::unknown_version(imports.iter().chain(&exports).map(String::as_str)).map_or(Ok(()), Err)
 }
 
 /// The component's import names, and the imported host functions that need a capability.
@@ -135,9 +147,7 @@ pub fn imports(engine: &Engine, component: &Component) -> Result<(Vec<String>, V
             return Err(name.to_string());
         }
         names.push(name.to_string());
-        let Some(interface) = name.strip_prefix("corral:plugin/").and_then(|r| r.split('@').next()) else {
-            continue;
-        };
+        let Some(wit::PluginName { interface, .. }) = wit::parse(name) else { continue };
         let ComponentItem::ComponentInstance(instance) = item.ty else { continue };
         for (function, ty) in instance.exports(engine) {
             if let (ComponentItem::ComponentFunc(_), Some(cap)) =
@@ -247,7 +257,7 @@ mod tests {
     use super::*;
 
     fn need(cap: Capability, iface: &str, f: &str) -> Need {
-        Need { cap, import: format!("corral:plugin/{iface}@0.1.0"), function: f.into() }
+        Need { cap, import: wit::interface(iface), function: f.into() }
     }
 
     fn set(names: &[&str]) -> CapSet {

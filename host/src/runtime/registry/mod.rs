@@ -18,7 +18,7 @@ mod spec;
 
 pub use code::{Code, Loader, Wasm};
 pub use discover::{Candidate, Origin, discover};
-pub use grants::{LoadRules, Pins, skill_import_allowed};
+pub use grants::{LoadRules, Pins};
 pub use spec::{DERIVE_KEY, Derive, ToolSpec};
 
 use super::limits::Limits;
@@ -91,6 +91,7 @@ impl RegistryError {
             RegistryError::Read { .. }
                 | RegistryError::Invalid { .. }
                 | RegistryError::UnknownImport { .. }
+                | RegistryError::Version { .. }
                 | RegistryError::Describe { .. }
                 | RegistryError::BadSpec { .. }
                 | RegistryError::Clash { .. }
@@ -107,9 +108,14 @@ pub enum RegistryError {
     Invalid { location: String, why: String },
     #[error(
         "plugin {location} imports '{import}', which corral does not provide; \
-         a tool plugin may import WASI and corral:plugin/{{log,workspace,kv,context,http,process,host-info}}@0.1"
+         a tool plugin may import WASI and {}",
+        crate::wit::pattern(grants::TOOL_IMPORTS)
     )]
     UnknownImport { location: String, import: String },
+    /// Built against a contract version this corral does not implement.
+    // Not a `source`: the text already says it, and a chain printed with `{:#}` would repeat it.
+    #[error("plugin {location} {why}")]
+    Version { location: String, why: crate::wit::UnknownVersion },
     #[error(transparent)]
     NotGranted(Box<grants::NotGranted>),
     #[error(transparent)]
@@ -247,6 +253,9 @@ impl Registry {
         // What it imports: from the kept description, or from the compiled component.
         let (facts, imports, needs) = match manifest::read(rt.cache(), &sha256) {
             Some(d) => {
+                if let Some(why) = crate::wit::unknown_version(d.imports.iter().map(String::as_str)) {
+                    return Err(RegistryError::Version { location, why });
+                }
                 if let Some(import) = d.imports.iter().find(|i| !grants::import_allowed(i)) {
                     return Err(RegistryError::UnknownImport { location, import: import.clone() });
                 }
@@ -256,6 +265,8 @@ impl Registry {
             None => {
                 let (component, cache) =
                     rt.cache().load(rt.engine(), &c.bytes, &sha256).map_err(|e| invalid(format!("{e:#}")))?;
+                grants::version(rt.engine(), &component)
+                    .map_err(|why| RegistryError::Version { location: location.clone(), why })?;
                 let (imports, needs) = grants::imports(rt.engine(), &component)
                     .map_err(|import| RegistryError::UnknownImport { location: location.clone(), import })?;
                 (Facts::Fresh(component, cache), imports, needs)

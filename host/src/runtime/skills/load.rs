@@ -6,7 +6,7 @@ use super::{Candidate, Component, ComponentInfo, Kind, Shadowed, Skill, SkillSet
 use crate::builtins::SKILL_SERVER;
 use crate::capabilities::Session;
 use crate::runtime::invoke::View;
-use crate::runtime::registry::skill_import_allowed;
+use crate::runtime::registry::grants;
 use crate::runtime::{CallState, Limits, Runtime, ToolError};
 use crate::wit::skill_world::{SkillPlugin, SkillPluginPre};
 use std::sync::{Arc, OnceLock};
@@ -85,12 +85,14 @@ impl SkillSet {
             .cache()
             .load(rt.engine(), bytes, &sha256)
             .map_err(|e| format!("it is not a valid component: {e:#}"))?;
+        grants::version(rt.engine(), &component).map_err(|e| format!("it {e}"))?;
         let imports: Vec<String> =
             component.component_type().imports(rt.engine()).map(|(name, _)| name.to_string()).collect();
-        if let Some(bad) = imports.iter().find(|i| !skill_import_allowed(i, server)) {
+        if let Some(bad) = imports.iter().find(|i| !grants::skill_import_allowed(i, server)) {
             return Err(format!(
                 "it imports '{bad}', which skills cannot use. A skill component may import WASI and \
-                 corral:plugin/{{log,kv,host-info}}@0.1; its scripts run inside its own sandbox"
+                 {}; its scripts run inside its own sandbox",
+                crate::wit::pattern(&["log", "kv", "host-info"])
             ));
         }
         let pre = rt.linker.instantiate_pre(&component).map_err(|e| format!("it cannot be linked: {e:#}"))?;

@@ -3,7 +3,7 @@
 
 mod check;
 
-wit_bindgen::generate!({ path: "../../../wit", world: "tool-plugin" });
+wit_bindgen::generate!({ path: "../../../wit/0.1", world: "tool-plugin" });
 
 use check::{Format, check};
 use corral::plugin::types::{ContentPart, ErrorKind, ToolError, ToolHints, ToolOutput, ToolSpec};
