@@ -73,14 +73,25 @@ const SDK: &[(&str, &str)] = sdk![
     "host/web.rs",
 ];
 
+/// The contract crate the SDK builds on (rules host and guest share), copied into `contract/`.
+macro_rules! contract {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("../../../contract/", $name)))),*]
+    };
+}
+const CONTRACT: &[(&str, &str)] =
+    contract!["Cargo.toml", "src/lib.rs", "src/capability.rs", "src/paths.rs", "src/text.rs"];
+
 /// The SDK's files under `sdk/src/`, their bindings pointed at the project's `wit/` (in
-/// corral's tree they read the repository's WIT folder).
+/// corral's tree they read the repository's WIT folder), and the contract crate's under
+/// `contract/`.
 fn vendored_sdk() -> Vec<(PathBuf, Vec<u8>)> {
-    SDK.iter()
-        .map(|(name, text)| {
-            (Path::new("sdk/src").join(name), point_bindings_at_project_wit(text).into_bytes())
-        })
-        .collect()
+    let sdk = SDK.iter().map(|(name, text)| {
+        (Path::new("sdk/src").join(name), point_bindings_at_project_wit(text).into_bytes())
+    });
+    let contract =
+        CONTRACT.iter().map(|(name, text)| (Path::new("contract").join(name), text.as_bytes().to_vec()));
+    sdk.chain(contract).collect()
 }
 
 /// `text` with every `path: "..."` of a `wit_bindgen::generate!` replaced by `"../wit"`.
@@ -235,6 +246,17 @@ mod tests {
         let mut copied: Vec<String> = SDK.iter().map(|(n, _)| n.to_string()).collect();
         copied.sort();
         assert_eq!(copied, on_disk, "template.rs's SDK list must name every file of plugins/sdk/src");
+        let contract = Path::new(env!("CARGO_MANIFEST_DIR")).join("../contract");
+        let mut on_disk: Vec<String> = walkdir(&contract)
+            .into_iter()
+            .map(|p| p.strip_prefix(&contract).unwrap().to_string_lossy().into_owned())
+            .collect();
+        on_disk.sort();
+        let mut copied: Vec<String> = CONTRACT.iter().map(|(n, _)| n.to_string()).collect();
+        copied.sort();
+        assert_eq!(copied, on_disk, "template.rs's CONTRACT list must name every file of contract/");
+        let sdk_manifest: toml::Value = toml::from_str(&text("sdk/Cargo.toml").unwrap()).unwrap();
+        assert_eq!(sdk_manifest["dependencies"]["corral-contract"]["path"].as_str(), Some("../contract"));
         for (name, _) in SDK {
             let code = text(&format!("sdk/src/{name}")).unwrap();
             for (at, _) in code.match_indices("path: \"") {
