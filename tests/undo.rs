@@ -81,6 +81,7 @@ fn a_session_edit_and_creation_are_undone_from_the_shell_after_it_ended() {
     assert!(undo.stdout.contains("deleted notes/new.txt (it did not exist before)"), "{}", undo.stdout);
     assert_eq!(file(&sb, "hello.txt").as_deref(), Some("hello\nworld\n"));
     assert_eq!(file(&sb, "notes/new.txt"), None);
+    assert!(!sb.ws.join("notes").exists(), "the folder the session made is removed too: {}", undo.stdout);
     assert!(sb.run(&["undo", "--list"]).ok().stdout.contains("(undone)"));
 
     let again = sb.run(&["undo"]);

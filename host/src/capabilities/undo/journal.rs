@@ -62,6 +62,8 @@ struct First {
     state: State,
     contents: Option<Vec<u8>>,
     why: Option<String>,
+    /// The missing folders above a path that did not exist (see [`Entry::made`]).
+    made: Vec<String>,
 }
 
 impl Journal {
@@ -111,6 +113,24 @@ impl Journal {
             let _ = store.save(cp);
         }
     }
+}
+
+/// The folders above `rel` (inside the root) that do not exist, as `shown` names them,
+/// deepest first: the ones a write of `rel` is about to create.
+fn missing_folders(dir: &Dir, rel: &Path, shown: &str) -> Vec<String> {
+    let shown = Path::new(shown);
+    let mut made = Vec::new();
+    // Pair each folder above `rel` with the same folder above the shown path.
+    for (r, sh) in rel.ancestors().skip(1).zip(shown.ancestors().skip(1)) {
+        if r.as_os_str().is_empty() {
+            break;
+        }
+        match dir.symlink_metadata(r) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => made.push(sh.to_string_lossy().into_owned()),
+            _ => break,
+        }
+    }
+    made
 }
 
 /// Reads what `rel` is now without following a final link; a regular file's contents are
@@ -166,7 +186,12 @@ pub fn capture(s: &Session, loc: &Located, shown: &str) -> Option<Captured> {
     drop(g);
     let dir = &s.roots.all()[loc.root].dir;
     let first = if s.roots.absolute(loc).to_str().is_none() {
-        First { state: State::Other, contents: None, why: Some("its name is not UTF-8".into()) }
+        First {
+            state: State::Other,
+            contents: None,
+            why: Some("its name is not UTF-8".into()),
+            made: Vec::new(),
+        }
     } else {
         match observe(dir, &loc.rel, room) {
             Ok((state @ State::File { size, .. }, None)) => First {
@@ -176,12 +201,20 @@ pub fn capture(s: &Session, loc: &Located, shown: &str) -> Option<Captured> {
                     "it is {size} bytes, more than undo.max_bytes ({}) leaves for this turn's checkpoint",
                     bounds.max_bytes
                 )),
+                made: Vec::new(),
             },
-            Ok((state, contents)) => First { state, contents, why: None },
+            Ok((State::Missing, contents)) => First {
+                state: State::Missing,
+                contents,
+                why: None,
+                made: missing_folders(dir, &loc.rel, shown),
+            },
+            Ok((state, contents)) => First { state, contents, why: None, made: Vec::new() },
             Err(e) => First {
                 state: State::Other,
                 contents: None,
                 why: Some(format!("it could not be read ({e})")),
+                made: Vec::new(),
             },
         }
     };
@@ -252,6 +285,7 @@ fn commit_locked(s: &Session, g: &mut Inner, captured: &[Captured]) -> io::Resul
                 kept,
                 why,
                 after: State::Other,
+                made: first.made.clone(),
             });
         }
         let dir = &s.roots.all()[c.loc.root].dir;

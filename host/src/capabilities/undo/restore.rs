@@ -68,6 +68,8 @@ struct Step {
     /// What it was before the oldest one, and the checkpoint holding its contents; `Err` with
     /// why it cannot be put back.
     target: Result<(State, u64), String>,
+    /// The folders the oldest change made for the path (see `Entry::made`).
+    made: Vec<String>,
 }
 
 /// The checkpoints kept, oldest first.
@@ -109,11 +111,19 @@ pub fn restore(s: &Session, target: Target, force: bool) -> Result<Restored, Und
         }
     }
     let mut failed = Vec::new();
+    let mut made: Vec<String> = Vec::new();
     for w in writes {
         match apply(s, &w) {
             Ok(line) => done.files.push(line),
             Err(e) => failed.push(format!("{}: {e}", w.path)),
         }
+        if w.to == State::Missing {
+            made.extend(w.made.iter().filter(|f| !made.contains(f)).cloned().collect::<Vec<_>>());
+        }
+    }
+    let folders = remove_made_folders(s, made);
+    if !folders.is_empty() {
+        done.files.push(format!("removed the folders made for them: {}", folders.join(", ")));
     }
     if !failed.is_empty() {
         return Err(UndoError::Io(format!(
@@ -146,8 +156,16 @@ fn plan(chosen: &[&Checkpoint]) -> Vec<Step> {
                 Err(e.why.clone().unwrap_or_else(|| "its earlier state was not kept".into()))
             };
             match steps.iter_mut().find(|s| s.path == e.path) {
-                Some(step) => step.target = target,
-                None => steps.push(Step { path: e.path.clone(), expect: e.after.clone(), target }),
+                Some(step) => {
+                    step.target = target;
+                    step.made = e.made.clone();
+                }
+                None => steps.push(Step {
+                    path: e.path.clone(),
+                    expect: e.after.clone(),
+                    target,
+                    made: e.made.clone(),
+                }),
             }
         }
     }
@@ -160,6 +178,7 @@ struct Write {
     to: State,
     contents: Option<Vec<u8>>,
     now: State,
+    made: Vec<String>,
 }
 
 /// Checks every step before anything is written.
@@ -219,7 +238,13 @@ fn check(
             },
             _ => None,
         };
-        writes.push(Write { path: step.path.clone(), to: before.clone(), contents, now });
+        writes.push(Write {
+            path: step.path.clone(),
+            to: before.clone(),
+            contents,
+            now,
+            made: step.made.clone(),
+        });
     }
     if !refused.is_empty() {
         return Err(UndoError::Refused(refused));
@@ -238,6 +263,21 @@ fn how(expect: &State, now: &State) -> &'static str {
         (_, State::Link { .. }) => "replaced by a link since",
         _ => "edited since",
     }
+}
+
+/// Removes the folders the undone changes made, deepest first, each only when empty:
+/// anything put in one since stays, with the folders that hold it. Returns those removed.
+fn remove_made_folders(s: &Session, mut made: Vec<String>) -> Vec<String> {
+    made.sort_by_key(|f| std::cmp::Reverse(Path::new(f).components().count()));
+    let mut removed = Vec::new();
+    for folder in made {
+        let Ok((loc, _)) = s.roots.resolve_writable(&folder, false) else { continue };
+        // remove_dir takes only an empty folder, and never follows a link planted there.
+        if s.roots.all()[loc.root].dir.remove_dir(&loc.rel).is_ok() {
+            removed.push(folder);
+        }
+    }
+    removed
 }
 
 /// Puts one path back; the line says what was done.

@@ -57,6 +57,10 @@ pub struct Entry {
     pub why: Option<String>,
     /// What the turn left there (a later difference is a change made outside corral).
     pub after: State,
+    /// The folders the change had to create for the path (as shown, deepest first): an undo
+    /// that deletes the file removes them again when they are empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub made: Vec<String>,
 }
 
 /// One turn's changes.

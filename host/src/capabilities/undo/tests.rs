@@ -80,7 +80,15 @@ fn a_turn_makes_one_checkpoint_and_undo_puts_edits_and_creations_back() {
     );
     assert_eq!(std::fs::metadata(f.ws.join("a.txt")).unwrap().permissions().mode() & 0o777, 0o640);
     assert_eq!(f.get("dir/b.txt"), None);
-    assert_eq!(r.files, ["restored a.txt", "deleted dir/b.txt (it did not exist before)"]);
+    assert_eq!(
+        r.files,
+        [
+            "restored a.txt",
+            "deleted dir/b.txt (it did not exist before)",
+            "removed the folders made for them: dir"
+        ]
+    );
+    assert!(!f.ws.join("dir").exists(), "the folder the write made is gone too");
     assert!(list(&f.s).unwrap()[0].undone);
     assert_eq!(restore(&f.s, Target::Latest, false).unwrap_err(), UndoError::Nothing);
 }
@@ -226,4 +234,35 @@ fn a_change_outside_a_turn_is_a_checkpoint_of_its_own() {
         [(None, "a.txt".to_string()), (None, "b.txt".to_string())]
     );
     assert!(describe(&cps[0]).starts_with("outside a turn: a.txt"));
+}
+
+#[test]
+fn folders_a_write_made_are_removed_with_the_file_but_not_when_something_else_is_in_them() {
+    let f = fx(Bounds::default());
+    std::fs::create_dir(f.ws.join("kept")).unwrap();
+    f.turn(1, |s| {
+        workspace::write(s, "deep/er/x.txt", b"x").unwrap();
+        workspace::write(s, "deep/er/y.txt", b"y").unwrap();
+        workspace::write(s, "kept/z.txt", b"z").unwrap();
+        workspace::write(s, "busy/w.txt", b"w").unwrap();
+    });
+    let made: Vec<(String, Vec<String>)> =
+        list(&f.s).unwrap()[0].entries.iter().map(|e| (e.path.clone(), e.made.clone())).collect();
+    assert_eq!(
+        made[0],
+        ("deep/er/x.txt".to_string(), vec!["deep/er".to_string(), "deep".to_string()]),
+        "{made:?}"
+    );
+    // Something the person put there since: that folder stays, with its file.
+    f.put("busy/mine.txt", "mine");
+    let done = restore(&f.s, Target::Latest, false).unwrap();
+    let lines = done.files.join("\n");
+    assert!(!f.ws.join("deep").exists(), "{lines}");
+    assert_eq!(
+        done.files.last().map(String::as_str),
+        Some("removed the folders made for them: deep/er, deep")
+    );
+    assert!(f.ws.join("kept").is_dir(), "a folder that existed before stays");
+    assert_eq!(f.get("busy/mine.txt").as_deref(), Some("mine"));
+    assert_eq!(f.get("busy/w.txt"), None);
 }
