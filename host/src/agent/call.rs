@@ -22,6 +22,22 @@ pub struct CallOutcome {
 }
 
 impl CallOutcome {
+    /// The outcome of a host tool (`cron`, `undo`): its text, an error when `Err`.
+    pub fn from_host(result: Result<String, String>, started: std::time::Instant) -> Self {
+        let (content, is_error) = match result {
+            Ok(t) => (t, false),
+            Err(t) => (t, true),
+        };
+        CallOutcome {
+            content,
+            is_error,
+            plugin: Some("(host)".into()),
+            duration: started.elapsed(),
+            effects: Vec::new(),
+            images: Vec::new(),
+        }
+    }
+
     /// A call refused before anything ran.
     pub fn refused(content: String) -> Self {
         CallOutcome {

@@ -31,16 +31,5 @@ pub fn call(host: &CronHost, raw_args: &str) -> CallOutcome {
             let ctx = tool::Ctx { dir: &host.dir, ceiling: &host.ceiling, ci: host.ci, now };
             tool::run(&ctx, &args)
         });
-    let (content, is_error) = match result {
-        Ok(t) => (t, false),
-        Err(t) => (t, true),
-    };
-    CallOutcome {
-        content,
-        is_error,
-        plugin: Some("(host)".into()),
-        duration: started.elapsed(),
-        effects: Vec::new(),
-        images: Vec::new(),
-    }
+    CallOutcome::from_host(result, started)
 }

@@ -30,18 +30,7 @@ pub fn call(session: &Session, raw_args: &str) -> CallOutcome {
     let result = parse_arguments(raw_args)
         .map_err(|e| format!("error (invalid-args): {e}"))
         .and_then(|_| undo::restore(session, Target::Latest, false).map_err(|e| refusal(&e)));
-    let (content, is_error) = match result {
-        Ok(r) => (report(&r), false),
-        Err(t) => (t, true),
-    };
-    CallOutcome {
-        content,
-        is_error,
-        plugin: Some("(host)".into()),
-        duration: started.elapsed(),
-        effects: Vec::new(),
-        images: Vec::new(),
-    }
+    CallOutcome::from_host(result.map(|r| report(&r)), started)
 }
 
 fn refusal(e: &UndoError) -> String {
