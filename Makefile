@@ -1,7 +1,7 @@
 # corral's everyday commands. `make test` is what CI runs.
 CARGO ?= cargo
 
-.PHONY: build test test-host test-plugins lint bench plugins examples install clean
+.PHONY: build test test-host test-plugins lint bench plugins outline examples install clean
 
 ## Build the release binary (the built-in plugins are compiled and embedded by host/build.rs).
 build:
@@ -15,14 +15,17 @@ test-host:
 
 test-plugins:
 	$(CARGO) test --manifest-path plugins/Cargo.toml --workspace
+	$(CARGO) test --manifest-path plugins/outline/Cargo.toml
 
 ## Formatting and lints for all three workspaces.
 lint:
 	$(CARGO) fmt --check
 	$(CARGO) fmt --manifest-path plugins/Cargo.toml --all --check
 	$(CARGO) fmt --manifest-path tests/plugins/Cargo.toml --all --check
+	$(CARGO) fmt --manifest-path plugins/outline/Cargo.toml --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy --manifest-path plugins/Cargo.toml --all-targets -- -D warnings
+	$(CARGO) clippy --manifest-path plugins/outline/Cargo.toml --all-targets -- -D warnings
 	$(CARGO) clippy --manifest-path tests/plugins/Cargo.toml --target wasm32-wasip2 \
 		--target-dir target/plugins-wasm -- -D warnings
 
@@ -35,6 +38,11 @@ bench:
 ## The built-in plugins alone, as .wasm files in plugins/target.
 plugins:
 	$(CARGO) build --release --target wasm32-wasip2 --manifest-path plugins/Cargo.toml
+
+## The outline built-in (tree-sitter grammars in C), rebuilt into plugins/outline/prebuilt/
+## after a change to its sources, the SDK, the contract or the WIT (installs clang/wasi-libc).
+outline:
+	plugins/outline/build.sh
 
 ## The example plugins in Rust, Python, JavaScript and C, as .wasm files in target/examples
 ## (installs componentize-py, componentize-js and clang/wasi-libc on first use).

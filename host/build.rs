@@ -3,7 +3,9 @@
 //! gives one self-contained binary. The skills shipped in `skills/` are embedded the same
 //! way: component skills built with the plugins, `SKILL.md` folders file by file.
 //! Every embedded component is also precompiled here, under the runtime's own engine Config
-//! for the target's baseline ISA, so a start (even with no compile cache) compiles nothing.
+//! for the target's baseline ISA, so a start (even with no compile cache) compiles nothing,
+//! and every built-in tool is described here (build/describe.rs), so a start loads none of
+//! their code until a tool is called.
 
 // A build script reports failure by panicking with a message, and reads and writes its own
 // files with std::fs: the host's rules do not apply here.
@@ -14,6 +16,10 @@
     clippy::print_stdout,
     clippy::print_stderr
 )]
+
+/// Describing each built-in here, so a start needs none of their code.
+#[path = "build/describe.rs"]
+mod describe;
 
 #[path = "src/runtime/engine_config.rs"]
 #[allow(dead_code)]
@@ -35,6 +41,7 @@ const BUILTINS: &[(&str, &str)] = &[
     ("read-multiple-files", "read_multiple_files"),
     ("list-files", "list_files"),
     ("grep", "grep"),
+    ("outline", "outline"),
     ("write-file", "write_file"),
     ("edit-file", "edit_file"),
     ("delete-file", "delete_file"),
@@ -48,6 +55,15 @@ const BUILTINS: &[(&str, &str)] = &[
     ("memory-write", "memory_write"),
     ("backlog", "backlog"),
 ];
+
+/// Built-ins not compiled here but committed, as (component file stem, path in the repository):
+/// `outline` carries C grammars that need a wasm C toolchain, so `make outline` builds it (see
+/// plugins/outline/build.sh; a test checks it matches its sources).
+const PREBUILT: &[(&str, &str)] = &[("outline", "plugins/outline/prebuilt/outline.wasm")];
+
+fn prebuilt(stem: &str) -> Option<&'static str> {
+    PREBUILT.iter().find(|(s, _)| *s == stem).map(|(_, path)| *path)
+}
 
 /// (package, component file stem) of the server that makes a `SKILL.md` folder a skill.
 const SKILL_SERVER: (&str, &str) = ("skill-folder", "skill_folder");
@@ -63,13 +79,18 @@ fn main() {
     println!("cargo:rerun-if-changed={}", plugins.join("Cargo.toml").display());
     println!("cargo:rerun-if-changed={}", plugins.join("Cargo.lock").display());
     let plugin_dirs = ["sdk", "fstools", "agenttools", "webtools", "cmdtools", SKILL_SERVER.0];
-    for dir in plugin_dirs.iter().copied().chain(BUILTINS.iter().map(|(p, _)| *p)) {
+    let compiled = BUILTINS.iter().filter(|(_, stem)| prebuilt(stem).is_none());
+    for dir in plugin_dirs.iter().copied().chain(compiled.clone().map(|(p, _)| *p)) {
         println!("cargo:rerun-if-changed={}", plugins.join(dir).join("src").display());
         println!("cargo:rerun-if-changed={}", plugins.join(dir).join("Cargo.toml").display());
+    }
+    for (_, path) in PREBUILT {
+        println!("cargo:rerun-if-changed={}", repo.join(path).display());
     }
     println!("cargo:rerun-if-changed={}", repo.join("wit").display());
     println!("cargo:rerun-if-changed={}", repo.join("contract").display());
     println!("cargo:rerun-if-changed={}", manifest_dir.join("src/runtime/engine_config.rs").display());
+    println!("cargo:rerun-if-changed={}", manifest_dir.join("build").display());
     println!("cargo:rerun-if-changed={}", manifest_dir.join("src/wit/version.rs").display());
     println!("cargo:rerun-if-changed={}", repo.join("skills").display());
     println!("cargo:rerun-if-env-changed=CORRAL_PLUGINS_TARGET_DIR");
@@ -80,7 +101,7 @@ fn main() {
     cmd.current_dir(&plugins)
         .args(["build", "--release", "--target", "wasm32-wasip2", "--target-dir"])
         .arg(&target_dir);
-    for (pkg, _) in BUILTINS.iter().chain([&SKILL_SERVER]).chain(SHIPPED_SKILLS) {
+    for (pkg, _) in compiled.chain([&SKILL_SERVER]).chain(SHIPPED_SKILLS) {
         cmd.args(["-p", pkg]);
     }
     // The outer build's settings are for the host, not for wasm.
@@ -104,8 +125,14 @@ fn main() {
 
     let wasm_dir = target_dir.join("wasm32-wasip2").join("release");
     let engine = precompile_engine();
-    let embed = |stem: &str| -> String {
-        let path = wasm_dir.join(format!("{stem}.wasm"));
+    // Describing runs the component, so only when this machine can run what is built.
+    let runnable = env::var("HOST").ok() == env::var("TARGET").ok();
+    let tool_interface = format!("{}/tool@{}", version::PACKAGE, version::VERSION);
+    let embed = |stem: &str, described: bool| -> String {
+        let path = match prebuilt(stem) {
+            Some(p) => repo.join(p),
+            None => wasm_dir.join(format!("{stem}.wasm")),
+        };
         let bytes = fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
         let copy = out_dir.join(format!("{stem}.wasm"));
         fs::write(&copy, &bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", copy.display()));
@@ -115,9 +142,18 @@ fn main() {
             .unwrap_or_else(|e| panic!("cannot precompile {}: {e:#}", path.display()));
         let compiled = out_dir.join(format!("{stem}.cwasm"));
         fs::write(&compiled, &cwasm).unwrap_or_else(|e| panic!("cannot write {}: {e}", compiled.display()));
+        // Without a description the runtime describes the built-in at start, as before.
+        let description = if described && runnable {
+            describe::describe(&engine, &cwasm, &tool_interface).unwrap_or_else(|why| {
+                println!("cargo:warning=the built-in {stem} could not be described at build time: {why}");
+                "None".to_string()
+            })
+        } else {
+            "None".to_string()
+        };
         format!(
             "Builtin {{ name: {stem:?}, bytes: include_bytes!({:?}), sha256: {sha:?}, \
-             precompiled: include_bytes!({:?}) }}",
+             precompiled: include_bytes!({:?}), description: {description} }}",
             copy.display().to_string(),
             compiled.display().to_string()
         )
@@ -127,18 +163,18 @@ fn main() {
          pub static BUILTINS: &[Builtin] = &[\n",
     );
     for (_, stem) in BUILTINS {
-        code.push_str(&format!("    {},\n", embed(stem)));
+        code.push_str(&format!("    {},\n", embed(stem, true)));
     }
     code.push_str("];\n");
     code.push_str(&format!(
         "/// The component that serves `SKILL.md` folders as skills.\npub static SKILL_SERVER: Builtin = {};\n",
-        embed(SKILL_SERVER.1)
+        embed(SKILL_SERVER.1, false)
     ));
     code.push_str(
         "/// The component skills shipped with corral.\npub static SHIPPED_SKILLS: &[Builtin] = &[\n",
     );
     for (_, stem) in SHIPPED_SKILLS {
-        code.push_str(&format!("    {},\n", embed(stem)));
+        code.push_str(&format!("    {},\n", embed(stem, false)));
     }
     code.push_str("];\n");
     code.push_str(&shipped_folders(&repo.join("skills")));

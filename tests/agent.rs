@@ -846,3 +846,23 @@ fn decode_base64(s: &str) -> Vec<u8> {
     }
     out
 }
+
+#[test]
+fn outline_shows_a_files_structure_to_the_model() {
+    let sb = Sandbox::new();
+    std::fs::write(
+        sb.ws.join("lib.py"),
+        "import os\n\nclass Store:\n    def get(self, key):\n        return key\n",
+    )
+    .unwrap();
+    let server = start(
+        Mode::AnthropicPlain,
+        vec![tool("outline", json!({"file_path": "lib.py"})), text("Store.get is on line 4")],
+    );
+    let run = corral(&sb, &server, Mode::AnthropicPlain, &[], "where is get?");
+    assert_eq!(run.code, 0, "{}", fail(&run));
+    let reqs = server.requests();
+    assert!(tool_names(&reqs[0]).iter().any(|n| n == "outline"));
+    let results = tool_results(&reqs[1]);
+    assert_eq!(results, ["lib.py (Python, 5 lines)\n  3-5  class Store:\n  4-5    def get(self, key):\n"]);
+}

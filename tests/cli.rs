@@ -259,48 +259,64 @@ fn cache_files(cache: &std::path::Path, ext: &str) -> Vec<std::path::PathBuf> {
 }
 
 #[test]
-fn a_warm_start_offers_tools_from_kept_descriptions_and_loads_code_on_first_use() {
+fn built_ins_are_offered_from_their_build_time_descriptions_and_touch_no_cache() {
     let sb = Sandbox::new();
     let cache = sb.tmp.path().join("own-cache");
     let run = |args: &[&str]| run_cached(&sb, &cache, args);
+    let tools = run(&["tools"]).ok().stdout;
+    assert!(tools.contains("read_file") && tools.contains("outline"), "{tools}");
+    let verbose = run(&["-v", "tools"]).ok().stderr;
+    assert!(verbose.contains("plugin read_file (embedded in corral): Deferred"), "{verbose}");
+    assert!(verbose.contains("plugin outline (embedded in corral): Deferred"), "{verbose}");
+    // The first call loads the code precompiled in corral: nothing is compiled or stored.
+    let r = run(&["tool", "read_file", r#"{"file_path":"hello.txt"}"#]).ok();
+    assert!(r.stdout.contains("1: hello"), "{}", r.stdout);
+    let stored = std::fs::read_dir(cache.join("components")).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(stored, 0, "a built-in needs neither a description nor compiled code in the cache");
+    // `corral plugins` reports on the code itself: it loads all of it, from corral itself.
+    let list: Value = serde_json::from_str(&run(&["plugins", "--json"]).ok().stdout).unwrap();
+    let loaded: Vec<&Value> = list.as_array().unwrap().iter().filter(|p| p["loaded"] == true).collect();
+    assert!(loaded.len() >= 10, "{list}");
+    for p in &loaded {
+        assert_eq!(p["cache"], "precompiled in corral", "{p}");
+    }
+}
+
+#[test]
+fn a_warm_start_offers_tools_from_kept_descriptions_and_loads_code_on_first_use() {
+    let sb = Sandbox::new();
+    let cache = sb.tmp.path().join("own-cache");
+    let faulty = support::test_plugin("faulty").to_string_lossy().into_owned();
+    let run = |args: &[&str]| run_cached(&sb, &cache, &[&["--plugin", faulty.as_str()], args].concat());
     let cold = run(&["tools"]).ok().stdout;
-    assert!(cold.contains("read_file") && cold.contains("grep"), "{cold}");
-    // Every built-in described is kept beside its compiled code, the left-out ones included.
+    assert!(cold.contains("ok") && cold.contains("read_file"), "{cold}");
+    // The plugin's description is kept beside its compiled code.
     let kept = cache_files(&cache, "json");
-    assert!(kept.len() >= 15, "{kept:?}");
-    // With the compiled code gone, the tools are still offered, from the descriptions alone...
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let with_code = || kept.iter().filter(|d| d.with_extension("").with_extension("cwasm").exists()).count();
+    assert_eq!(with_code(), 1);
+    // With the compiled code gone, the tools are still offered, from the description alone...
     for f in cache_files(&cache, "cwasm") {
         std::fs::remove_file(f).unwrap();
     }
-    // Plugins whose kept description has its compiled code beside it.
-    let with_code = || kept.iter().filter(|d| d.with_extension("").with_extension("cwasm").exists()).count();
     assert_eq!(run(&["tools"]).ok().stdout, cold);
     assert_eq!(with_code(), 0, "listing tools loads no plugin's code");
     let verbose = run(&["-v", "tools"]).ok().stderr;
-    assert!(verbose.contains("plugin read_file (embedded in corral): Deferred"), "{verbose}");
-    // ...and the first call loads the built-in's code precompiled in corral: nothing is
-    // compiled or stored.
-    let r = run(&["tool", "read_file", r#"{"file_path":"hello.txt"}"#]).ok();
-    assert!(r.stdout.contains("1: hello"), "{}", r.stdout);
-    assert_eq!(with_code(), 0, "a built-in never needs a compiled entry");
+    assert!(verbose.contains("plugin faulty (") && verbose.contains("): Deferred"), "{verbose}");
+    // ...and the first call reads the file again, compiles it and keeps the code.
+    assert_eq!(run(&["tool", "ok", "{}"]).ok().stdout, "fine\n");
+    assert_eq!(with_code(), 1);
     // A project plugin's file is read again to compile it when its entry is gone.
     std::fs::create_dir_all(sb.ws.join(".corral/plugins")).unwrap();
     std::fs::copy(support::test_plugin("faulty"), sb.ws.join(".corral/plugins/proj.wasm")).unwrap();
     sb.trust();
-    assert_eq!(run(&["tool", "ok", "{}"]).ok().stdout, "fine\n");
-    let proj: Vec<_> = cache_files(&cache, "json").into_iter().filter(|f| !kept.contains(f)).collect();
-    assert_eq!(proj.len(), 1, "{proj:?}");
-    std::fs::remove_file(proj[0].with_extension("").with_extension("cwasm")).unwrap();
-    assert_eq!(run(&["tool", "ok", "{}"]).ok().stdout, "fine\n");
-    assert!(proj[0].with_extension("").with_extension("cwasm").exists());
-    std::fs::remove_dir_all(sb.ws.join(".corral/plugins")).unwrap();
-    // `corral plugins` reports on the code itself: it loads all of it, from corral itself.
-    let list: Value = serde_json::from_str(&run(&["plugins", "--json"]).ok().stdout).unwrap();
-    let loaded: Vec<&Value> = list.as_array().unwrap().iter().filter(|p| p["loaded"] == true).collect();
-    for p in &loaded {
-        assert_eq!(p["cache"], "precompiled in corral", "{p}");
+    let proj_run = |args: &[&str]| run_cached(&sb, &cache, args);
+    assert_eq!(proj_run(&["tool", "ok", "{}"]).ok().stdout, "fine\n");
+    for f in cache_files(&cache, "cwasm") {
+        std::fs::remove_file(f).unwrap();
     }
-    assert_eq!(with_code(), 0);
+    assert_eq!(proj_run(&["tool", "ok", "{}"]).ok().stdout, "fine\n");
+    assert_eq!(with_code(), 1, "compiled and kept again");
 }
 
 /// A kept description's text: its tag line and its JSON.
@@ -315,22 +331,19 @@ fn description(f: &std::path::Path) -> (String, Value) {
 fn a_tampered_description_is_ignored_and_made_again() {
     let sb = Sandbox::new();
     let cache = sb.tmp.path().join("own-cache");
-    let run = |args: &[&str]| run_cached(&sb, &cache, args);
+    let faulty = support::test_plugin("faulty").to_string_lossy().into_owned();
+    let run = |args: &[&str]| run_cached(&sb, &cache, &[&["--plugin", faulty.as_str()], args].concat());
     run(&["tools"]).ok();
-    // Find read_file's description and claim an import its code does not have, and a tool.
-    let file = cache_files(&cache, "json")
-        .into_iter()
-        .find(|f| std::fs::read_to_string(f).unwrap().contains("\"name\":\"read_file\""))
-        .expect("read_file's description");
+    // Claim an import the plugin's code does not have, and a tool.
+    let file = cache_files(&cache, "json").pop().expect("faulty's description");
     let (tag, mut d) = description(&file);
     d["imports"].as_array_mut().unwrap().push(json!("corral:plugin/log@0.1.0-extra"));
     d["tools"][0]["name"] = json!("planted_tool");
     std::fs::write(&file, format!("{tag}\n{d}")).unwrap();
     // Its tag no longer matches: the plugin is described afresh, from its code.
     let tools = run(&["tools"]).ok().stdout;
-    assert!(!tools.contains("planted_tool") && tools.contains("read_file"), "{tools}");
-    let r = run(&["tool", "read_file", r#"{"file_path":"hello.txt"}"#]).ok();
-    assert!(r.stdout.contains("1: hello"), "{}", r.stdout);
+    assert!(!tools.contains("planted_tool") && tools.contains("\nok "), "{tools}");
+    assert_eq!(run(&["tool", "ok", "{}"]).ok().stdout, "fine\n");
     let (_, again) = description(&file);
     assert!(!again.to_string().contains("planted_tool") && !again.to_string().contains("-extra"), "{again}");
 }
@@ -339,15 +352,18 @@ fn a_tampered_description_is_ignored_and_made_again() {
 fn a_description_naming_an_import_corral_does_not_provide_is_not_trusted() {
     let sb = Sandbox::new();
     let cache = sb.tmp.path().join("own-cache");
-    let run = |args: &[&str]| run_cached(&sb, &cache, args);
+    let faulty = support::test_plugin("faulty").to_string_lossy().into_owned();
+    let run = |args: &[&str]| run_cached(&sb, &cache, &[&["--plugin", faulty.as_str()], args].concat());
     run(&["tools"]).ok();
-    for f in cache_files(&cache, "json") {
-        let (tag, mut d) = description(&f);
+    let files = cache_files(&cache, "json");
+    assert_eq!(files.len(), 1);
+    for f in &files {
+        let (tag, mut d) = description(f);
         d["imports"].as_array_mut().unwrap().push(json!("evil:host/escape@1.0.0"));
-        std::fs::write(&f, format!("{tag}\n{d}")).unwrap();
+        std::fs::write(f, format!("{tag}\n{d}")).unwrap();
     }
     let r = run(&["tools"]).ok();
-    assert!(r.stdout.contains("read_file"), "{}", r.stdout);
+    assert!(r.stdout.contains("\nok "), "{}", r.stdout);
     for f in cache_files(&cache, "json") {
         assert!(!std::fs::read_to_string(&f).unwrap().contains("evil:host"), "{}", f.display());
     }
@@ -655,8 +671,9 @@ fn a_cold_start_with_no_usable_cache_compiles_no_built_in_and_stays_quiet() {
     let lines: Vec<&str> = r.stderr.lines().filter(|l| l.starts_with("plugin ")).collect();
     let built_in: Vec<&&str> = lines.iter().filter(|l| l.contains("(embedded in corral)")).collect();
     assert!(built_in.len() >= 10, "{}", r.stderr);
+    // Described at build time, precompiled: no built-in's code is even loaded at start.
     for l in &built_in {
-        assert!(l.ends_with(": Precompiled"), "a built-in was compiled: {l}\n{}", r.stderr);
+        assert!(l.ends_with(": Deferred"), "a built-in was loaded: {l}\n{}", r.stderr);
     }
     assert!(!r.stderr.contains("warning"), "{}", r.stderr);
     assert!(r.stdout.contains("precompiled in corral"), "{}", r.stdout);

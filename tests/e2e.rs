@@ -22,6 +22,7 @@ mod grants;
 mod llm;
 mod mcp_client;
 mod mcp_serve;
+mod outline;
 mod parallel;
 mod providers;
 mod sandbox;

@@ -85,6 +85,7 @@ pub fn rows() -> Result<Vec<Row>> {
             path: Some(path.clone()),
             bytes: Cow::Owned(bytes),
             sha256: None,
+            built: None,
         };
         let registry = tokio.block_on(Registry::load(
             &rt,

@@ -13,6 +13,31 @@ pub struct Builtin {
     /// The component compiled by `build.rs` under the runtime's engine Config for this
     /// target's baseline ISA (see `runtime::engine_config`).
     pub precompiled: &'static [u8],
+    /// What the component imports and describes, found by running its `describe` at build
+    /// time (None for skills, and when the build could not run it, e.g. cross-compiling).
+    pub description: Option<BuiltDescription>,
+}
+
+/// A built-in tool plugin described at build time (see `build/describe.rs`).
+#[derive(Debug)]
+pub struct BuiltDescription {
+    /// Each import's name and the functions it brings.
+    pub imports: &'static [(&'static str, &'static [&'static str])],
+    pub tools: &'static [BuiltTool],
+}
+
+/// One tool as the component's `describe` returned it.
+#[derive(Debug)]
+pub struct BuiltTool {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub input_schema: &'static str,
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+    /// Capability names as the WIT enum spells them (`workspace-write`).
+    pub capabilities: &'static [&'static str],
 }
 
 /// One file of a shipped `SKILL.md` folder.

@@ -162,6 +162,7 @@ pub async fn inspect_bytes(
                 path: Some(path.clone()),
                 bytes: Cow::Owned(bytes),
                 sha256: None,
+                built: None,
             };
             let rules = LoadRules::default().trusting(&name);
             let registry = Registry::load(rt, session, vec![candidate], &rules, limits).await?;

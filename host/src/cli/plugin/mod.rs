@@ -214,6 +214,7 @@ async fn add(global: &GlobalArgs, file: &Path, user: bool, name: Option<String>)
         path: Some(dest.clone()),
         bytes: Cow::Owned(bytes.clone()),
         sha256: None,
+        built: None,
     });
     candidates.sort_by_key(|c| rank(c.origin));
     let as_set = candidates.clone();

@@ -2,7 +2,7 @@
 //! user's `plugins/*.wasm` and the `--plugin` files; and the `disabled` rule.
 
 use super::RegistryError;
-use crate::builtins::BUILTINS;
+use crate::builtins::{BUILTINS, BuiltDescription};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -36,6 +36,8 @@ pub struct Candidate {
     pub bytes: Cow<'static, [u8]>,
     /// Known SHA-256 (built-ins carry theirs).
     pub sha256: Option<&'static str>,
+    /// A built-in's description made at build time (see `manifest::built`).
+    pub built: Option<&'static BuiltDescription>,
 }
 
 impl Candidate {
@@ -63,7 +65,14 @@ fn file_candidate(path: &Path, origin: Origin) -> Result<Candidate, RegistryErro
     let bytes =
         std::fs::read(path).map_err(|source| RegistryError::Read { path: path.to_path_buf(), source })?;
     let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "plugin".into());
-    Ok(Candidate { name, origin, path: Some(path.to_path_buf()), bytes: Cow::Owned(bytes), sha256: None })
+    Ok(Candidate {
+        name,
+        origin,
+        path: Some(path.to_path_buf()),
+        bytes: Cow::Owned(bytes),
+        sha256: None,
+        built: None,
+    })
 }
 
 /// The largest plugin file read from a project.
@@ -99,6 +108,7 @@ fn project_candidates(workspace: &Path) -> Result<Vec<Candidate>, RegistryError>
             path: Some(path),
             bytes: Cow::Owned(c.bytes),
             sha256: None,
+            built: None,
         });
     }
     Ok(out)
@@ -120,6 +130,7 @@ pub fn discover(
             path: None,
             bytes: Cow::Borrowed(b.bytes),
             sha256: Some(b.sha256),
+            built: b.description.as_ref(),
         })
         .collect();
     if let Some(ws) = project {
@@ -157,6 +168,7 @@ mod tests {
             path: Some("/w/.corral/plugins/x.wasm".into()),
             bytes: Cow::Borrowed(b""),
             sha256: None,
+            built: None,
         };
         assert!(is_disabled(&c, &["x".into()]));
         assert!(is_disabled(&c, &["project:x".into()]));

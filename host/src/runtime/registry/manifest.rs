@@ -10,6 +10,7 @@
 
 use super::grants::Need;
 use super::spec;
+use crate::builtins::{BuiltDescription, BuiltTool};
 use crate::capabilities::grant::Capability;
 use crate::runtime::Cache;
 use crate::runtime::cache::write_atomic;
@@ -53,6 +54,41 @@ struct ToolEntry {
     idempotent: bool,
     open_world: bool,
     capabilities: Vec<String>,
+}
+
+impl ToolEntry {
+    /// The tool as the WIT types hold it; None when a capability name is unknown.
+    fn into_spec(self) -> Option<wit::ToolSpec> {
+        let capabilities =
+            self.capabilities.iter().map(|c| Capability::parse(c).map(to_wit)).collect::<Option<Vec<_>>>()?;
+        Some(wit::ToolSpec {
+            name: self.name,
+            description: self.description,
+            input_schema: self.input_schema,
+            hints: wit::ToolHints {
+                read_only: self.read_only,
+                destructive: self.destructive,
+                idempotent: self.idempotent,
+                open_world: self.open_world,
+            },
+            capabilities,
+        })
+    }
+}
+
+impl From<&BuiltTool> for ToolEntry {
+    fn from(t: &BuiltTool) -> ToolEntry {
+        ToolEntry {
+            name: t.name.into(),
+            description: t.description.into(),
+            input_schema: t.input_schema.into(),
+            read_only: t.read_only,
+            destructive: t.destructive,
+            idempotent: t.idempotent,
+            open_world: t.open_world,
+            capabilities: t.capabilities.iter().map(|c| c.to_string()).collect(),
+        }
+    }
 }
 
 /// What a component imports and describes.
@@ -120,29 +156,7 @@ impl Described {
                 Some(Need { cap: Capability::parse(&n.capability)?, import: n.import, function: n.function })
             })
             .collect::<Option<Vec<_>>>()?;
-        let tools = f
-            .tools
-            .into_iter()
-            .map(|t| {
-                let capabilities = t
-                    .capabilities
-                    .iter()
-                    .map(|c| Capability::parse(c).map(to_wit))
-                    .collect::<Option<Vec<_>>>()?;
-                Some(wit::ToolSpec {
-                    name: t.name,
-                    description: t.description,
-                    input_schema: t.input_schema,
-                    hints: wit::ToolHints {
-                        read_only: t.read_only,
-                        destructive: t.destructive,
-                        idempotent: t.idempotent,
-                        open_world: t.open_world,
-                    },
-                    capabilities,
-                })
-            })
-            .collect::<Option<Vec<_>>>()?;
+        let tools = f.tools.into_iter().map(ToolEntry::into_spec).collect::<Option<Vec<_>>>()?;
         Some(Described { imports: f.imports, needs, tools })
     }
 }
@@ -174,6 +188,23 @@ pub fn write(cache: &Cache, sha256: &str, d: &Described) {
         }
         let _ = write_atomic(&path, &[format!("tag {tag}\n").as_bytes(), &json].concat());
     }
+}
+
+/// A built-in's description made at build time (`build/describe.rs`): trusted like the
+/// component it was made from, which is embedded beside it. The capabilities its imports need
+/// are worked out here, by the same rule as for a component loaded at run time.
+pub fn built(b: &BuiltDescription) -> Option<Described> {
+    let mut needs = Vec::new();
+    for (import, functions) in b.imports {
+        let Some(name) = crate::wit::parse(import) else { continue };
+        for function in *functions {
+            if let Some(cap) = crate::capabilities::grant::needed_by(name.interface, function) {
+                needs.push(Need { cap, import: import.to_string(), function: function.to_string() });
+            }
+        }
+    }
+    let tools = b.tools.iter().map(|t| ToolEntry::from(t).into_spec()).collect::<Option<Vec<_>>>()?;
+    Some(Described { imports: b.imports.iter().map(|(i, _)| i.to_string()).collect(), needs, tools })
 }
 
 /// Removes the kept description (it did not match the component).

@@ -251,7 +251,9 @@ impl Registry {
         }
         let invalid = |why: String| RegistryError::Invalid { location: location.clone(), why };
         // What it imports: from the kept description, or from the compiled component.
-        let (facts, imports, needs) = match manifest::read(rt.cache(), &sha256) {
+        // A built-in's description from the build, or one kept in the cache.
+        let kept = c.built.and_then(manifest::built).or_else(|| manifest::read(rt.cache(), &sha256));
+        let (facts, imports, needs) = match kept {
             Some(d) => {
                 if let Some(why) = crate::wit::unknown_version(d.imports.iter().map(String::as_str)) {
                     return Err(RegistryError::Version { location, why });
@@ -448,6 +450,9 @@ pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     }
     prev[b.len()]
 }
+
+#[cfg(test)]
+mod built_tests;
 
 #[cfg(test)]
 mod tests {
