@@ -77,7 +77,7 @@ impl Toolbox<'_> {
 
     /// Whether `undo` is offered: asked for, there is a state folder, and no plugin took the name.
     pub fn offers_undo(&self) -> bool {
-        self.undo && self.session.local.path().is_some() && self.registry.tool(undo_tool::NAME).is_none()
+        self.undo && self.session.local().path().is_some() && self.registry.tool(undo_tool::NAME).is_none()
     }
 
     /// Whether `name` is a tool that never changes anything.
@@ -176,8 +176,8 @@ impl Toolbox<'_> {
     /// The file a mutating call names in `file_path`, shown and absolute, if it resolves.
     fn watched_file(&self, args: &Value) -> Option<(String, std::path::PathBuf)> {
         let p = args.get("file_path")?.as_str()?;
-        let loc = self.session.roots.resolve(p, true).ok()?;
-        Some((self.session.roots.display(&loc), self.session.roots.absolute(&loc)))
+        let loc = self.session.roots().resolve(p, true).ok()?;
+        Some((self.session.roots().display(&loc), self.session.roots().absolute(&loc)))
     }
 }
 

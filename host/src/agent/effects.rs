@@ -47,7 +47,7 @@ impl Agent<'_> {
             );
         match result {
             Ok(c) => {
-                self.tools.session.snapshot.restored(&restore.label, &restore.summary);
+                self.tools.session.snapshot().restored(&restore.label, &restore.summary);
                 stats.snapshot_restores += 1;
                 outcome.content = format!(
                     "Collapsed {} turns into your summary '{}' (saved ~{} tokens). The summary is also kept in the \

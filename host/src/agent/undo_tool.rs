@@ -29,7 +29,7 @@ pub fn call(session: &Session, raw_args: &str) -> CallOutcome {
     let started = Instant::now();
     let result = parse_arguments(raw_args)
         .map_err(|e| format!("error (invalid-args): {e}"))
-        .and_then(|_| undo::restore(session, Target::Latest, false).map_err(|e| refusal(&e)));
+        .and_then(|_| undo::restore(&session.undo(), Target::Latest, false).map_err(|e| refusal(&e)));
     CallOutcome::from_host(result.map(|r| report(&r)), started)
 }
 
@@ -67,7 +67,7 @@ impl Agent<'_> {
     /// and the reply is still in the conversation; a person's message left without an answer
     /// goes too. Returns the number of messages removed.
     pub fn rewind_conversation(&mut self, cp: &Checkpoint) -> Option<usize> {
-        if cp.session != self.tools.session.undo.session_id() {
+        if cp.session != self.tools.session.journal().session_id() {
             return None;
         }
         let mut at = self.transcript.position(cp.reply?)?;

@@ -89,7 +89,7 @@ impl Shared {
                 let text = client_result::text_of(&result);
                 let is_error = result.is_error.unwrap_or(false);
                 let text = if is_error { format!("error (tool): {who}: {}", clean(&text)) } else { text };
-                let ws = &self.session.roots.workspace().dir;
+                let ws = &self.session.roots().workspace().dir;
                 ExternalResult { content: client_result::fit(ws, &text), is_error, source }
             }
         }

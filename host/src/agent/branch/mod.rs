@@ -202,7 +202,7 @@ impl Parent<'_, '_> {
             for c in &response.tool_calls {
                 let outcome = if offered.contains(&c.name.as_str()) {
                     let mut o = self.tools.call(c).await;
-                    self.tools.session.snapshot.note_call(&c.name, self.tools.is_read_only(&c.name));
+                    self.tools.session.snapshot().note_call(&c.name, self.tools.is_read_only(&c.name));
                     if o.effects.iter().any(|e| matches!(e, Effect::SnapshotRestore(_))) {
                         // The scope to collapse is the parent's conversation, which a branch does not hold.
                         o.content =
