@@ -10,6 +10,7 @@ use super::{
 use crate::capabilities::process::clean;
 use crate::context::{small, snapshot};
 use crate::llm::{Client, Message, Response, ToolCall};
+use corral_contract::{ErrorKind, error::error_text};
 use std::collections::BTreeSet;
 use std::ops::Range;
 
@@ -254,7 +255,7 @@ impl Agent<'_> {
             self.transcript.push(Message::Tool {
                 call_id: c.id.clone(),
                 name: c.name.clone(),
-                content: "error (interrupted): the person stopped this call".into(),
+                content: error_text(ErrorKind::Interrupted, "the person stopped this call", None),
                 is_error: true,
                 images: Vec::new(),
             });
@@ -337,10 +338,14 @@ async fn derive_if_asked(
 /// Runs one call, unless its tool was left out of this session.
 async fn call_tool(tools: &Toolbox<'_>, hidden: &BTreeSet<String>, call: &ToolCall) -> CallOutcome {
     if hidden.contains(&call.name) {
-        return CallOutcome::refused(format!(
-            "error (not-found): the tool '{}' is not available in this session: its plugin's schemas did not \
+        return CallOutcome::refused(error_text(
+            ErrorKind::NotFound,
+            &format!(
+                "the tool '{}' is not available in this session: its plugin's schemas did not \
              fit the model's context window. Use the tools you were given",
-            call.name
+                call.name
+            ),
+            None,
         ));
     }
     tools.call(call).await

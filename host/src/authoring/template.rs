@@ -80,7 +80,7 @@ macro_rules! contract {
     };
 }
 const CONTRACT: &[(&str, &str)] =
-    contract!["Cargo.toml", "src/lib.rs", "src/capability.rs", "src/paths.rs", "src/text.rs"];
+    contract!["Cargo.toml", "src/lib.rs", "src/capability.rs", "src/error.rs", "src/paths.rs", "src/text.rs"];
 
 /// The SDK's files under `sdk/src/`, their bindings pointed at the project's `wit/` (in
 /// corral's tree they read the repository's WIT folder), and the contract crate's under

@@ -91,6 +91,15 @@ impl PluginCtx {
         self.session.granted().check(&self.plugin, cap)
     }
 
+    /// A workspace change's error for the plugin; a read guard refusal is also recorded, so the
+    /// front end can tell it by its kind rather than its wording.
+    fn ws_error(&self, e: WsError) -> wit_ws::Error {
+        if e.code == ErrorCode::NotRead {
+            self.effects.push(Effect::Unread);
+        }
+        to_wit(e)
+    }
+
     fn refused_ws(&self, cap: Capability) -> Result<(), wit_ws::Error> {
         self.check(cap).map_err(|message| wit_ws::Error { code: wit_ws::ErrorCode::Protected, message })
     }
@@ -150,7 +159,8 @@ impl wit_ws::Host for PluginCtx {
 
     async fn write(&mut self, path: String, contents: Vec<u8>) -> Result<wit_ws::WriteInfo, wit_ws::Error> {
         self.refused_ws(Capability::WorkspaceWrite)?;
-        let written = workspace::write(&self.session.workspace(), &path, &contents).map_err(to_wit)?;
+        let written =
+            workspace::write(&self.session.workspace(), &path, &contents).map_err(|e| self.ws_error(e))?;
         Ok(info(self.noted(written)))
     }
 
@@ -160,13 +170,14 @@ impl wit_ws::Host for PluginCtx {
         destination: String,
     ) -> Result<wit_ws::WriteInfo, wit_ws::Error> {
         self.refused_ws(Capability::WorkspaceWrite)?;
-        let moved = workspace::rename(&self.session.workspace(), &source, &destination).map_err(to_wit)?;
+        let moved = workspace::rename(&self.session.workspace(), &source, &destination)
+            .map_err(|e| self.ws_error(e))?;
         Ok(info(self.noted(moved)))
     }
 
     async fn trash(&mut self, path: String) -> Result<wit_ws::TrashInfo, wit_ws::Error> {
         self.refused_ws(Capability::WorkspaceWrite)?;
-        let t = trash::trash(&self.session.trash(), &path).map_err(to_wit)?;
+        let t = trash::trash(&self.session.trash(), &path).map_err(|e| self.ws_error(e))?;
         if let Some(note) = t.undo_note {
             self.effects.push(Effect::NotUndoable(note));
         }
@@ -403,6 +414,36 @@ impl process::Host for PluginCtx {
 #[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
     use super::*;
+    use crate::capabilities::grant::CapSet;
+    use crate::capabilities::{Policy, Roots, log};
+
+    fn block<T>(f: impl Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+    }
+
+    #[test]
+    fn a_read_guard_refusal_is_recorded_by_its_kind_for_the_front_end() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("old.txt"), "old").unwrap();
+        let roots = Roots::open(t.path(), &[], &[]).unwrap();
+        let session = Arc::new(Session::new(roots, Policy::default(), log::Sink::new(false)));
+        session.granted().set("p", CapSet::parse(&["workspace-write"]).unwrap());
+        let mut ctx = PluginCtx {
+            plugin: "p".into(),
+            session,
+            paused: PauseClock::default(),
+            effects: effects::Sink::default(),
+        };
+        block(wit_ws::Host::write(&mut ctx, "new.txt".into(), b"n".to_vec())).unwrap();
+        assert!(ctx.effects.take().is_empty(), "a new file passes the guard");
+        let e = block(wit_ws::Host::write(&mut ctx, "old.txt".into(), b"x".to_vec())).unwrap_err();
+        assert_eq!(e.code, wit_ws::ErrorCode::NotRead);
+        assert_eq!(ctx.effects.take(), vec![Effect::Unread]);
+        let e = block(wit_ws::Host::trash(&mut ctx, "old.txt".into())).unwrap_err();
+        assert_eq!(e.code, wit_ws::ErrorCode::NotRead);
+        assert_eq!(ctx.effects.take(), vec![Effect::Unread]);
+        assert_eq!(std::fs::read_to_string(t.path().join("old.txt")).unwrap(), "old");
+    }
 
     #[test]
     fn the_pause_clock_credits_finished_and_running_pauses_once() {
