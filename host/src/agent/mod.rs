@@ -397,7 +397,7 @@ impl<'a> Agent<'a> {
     fn accepted(&mut self) {
         if self.continue_note.is_some() && !self.continue_consumed {
             self.continue_consumed = true;
-            let _ = resume::consume(&self.tools.session.local());
+            let _ = resume::consume(self.tools.session.local());
         }
     }
 

@@ -262,7 +262,7 @@ fn listing_json(all: &[Summary]) -> String {
 /// The most recent sessions for the REPL's `/resume`.
 pub fn recent(env: &Env, current: Option<&str>) -> String {
     let r = retention(&env.settings);
-    match store::list(&env.session.local(), r.max_file) {
+    match store::list(env.session.local(), r.max_file) {
         Ok(all) if all.is_empty() => "no saved sessions in this workspace yet".to_string(),
         Ok(all) => {
             let mut text = listing(&all[..all.len().min(10)]);

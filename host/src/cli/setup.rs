@@ -226,7 +226,7 @@ impl Base {
 
     /// What may load under these settings and policy.
     pub fn load_rules(&self) -> LoadRules {
-        load_rules(&self.settings, self.policy.as_ref(), &self.session.net())
+        load_rules(&self.settings, self.policy.as_ref(), self.session.net())
     }
 }
 
