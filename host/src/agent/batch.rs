@@ -10,6 +10,7 @@ use super::{
 use crate::capabilities::process::clean;
 use crate::context::{small, snapshot};
 use crate::llm::{Client, Message, Response, ToolCall};
+use corral_contract::{ErrorKind, error::error_text};
 use std::collections::BTreeSet;
 use std::ops::Range;
 
@@ -109,14 +110,15 @@ impl Agent<'_> {
         match small::cut_result(tool, &content, max_bytes, max_lines) {
             small::Cut::Whole => content,
             small::Cut::Paged(p) => p,
-            small::Cut::Preview(p) => match clean::spill(&self.tools.session.roots.workspace().dir, &content)
-            {
-                Ok(path) => small::with_pointer(&p, &path, content.len()),
-                Err(e) => {
-                    obs.notice(&format!("cannot save a long {tool} result under .corral/: {e}"));
-                    format!("{p}[output cut to fit the context window; the rest could not be saved]")
+            small::Cut::Preview(p) => {
+                match clean::spill(&self.tools.session.roots().workspace().dir, &content) {
+                    Ok(path) => small::with_pointer(&p, &path, content.len()),
+                    Err(e) => {
+                        obs.notice(&format!("cannot save a long {tool} result under .corral/: {e}"));
+                        format!("{p}[output cut to fit the context window; the rest could not be saved]")
+                    }
                 }
-            },
+            }
         }
     }
 
@@ -132,12 +134,12 @@ impl Agent<'_> {
     ) -> Result<(), Outcome> {
         let reply_id = self.transcript.push(response.to_message());
         self.save_session(obs);
-        self.tools.session.snapshot.set_current(reply_id);
+        self.tools.session.snapshot().set_current(reply_id);
         // The reply's changes make one undo checkpoint, labelled with the session's turn.
         let turn = u64::from(self.totals.turns) + u64::from(stats.turns);
-        self.tools.session.undo.begin(crate::capabilities::undo::Label { turn, reply: reply_id });
+        self.tools.session.journal().begin(crate::capabilities::undo::Label { turn, reply: reply_id });
         let result = self.run_reply_calls(reply_id, response, stats, obs).await;
-        self.tools.session.undo.end();
+        self.tools.session.journal().end();
         result
     }
 
@@ -253,7 +255,7 @@ impl Agent<'_> {
             self.transcript.push(Message::Tool {
                 call_id: c.id.clone(),
                 name: c.name.clone(),
-                content: "error (interrupted): the person stopped this call".into(),
+                content: error_text(ErrorKind::Interrupted, "the person stopped this call", None),
                 is_error: true,
                 images: Vec::new(),
             });
@@ -286,8 +288,8 @@ impl Agent<'_> {
             None => self.tools.is_read_only(&call.name),
         };
         turn.read_only &= read_only;
-        self.tools.session.snapshot.note_call(&call.name, read_only);
-        self.tools.session.undo.attribute(&call.name);
+        self.tools.session.snapshot().note_call(&call.name, read_only);
+        self.tools.session.journal().attribute(&call.name);
         let outcome = self.apply_effects(reply_id, outcome, stats);
         turn.used_todo |= outcome.changed_todo();
         self.activity.push(activity_line(call, &outcome));
@@ -336,10 +338,14 @@ async fn derive_if_asked(
 /// Runs one call, unless its tool was left out of this session.
 async fn call_tool(tools: &Toolbox<'_>, hidden: &BTreeSet<String>, call: &ToolCall) -> CallOutcome {
     if hidden.contains(&call.name) {
-        return CallOutcome::refused(format!(
-            "error (not-found): the tool '{}' is not available in this session: its plugin's schemas did not \
+        return CallOutcome::refused(error_text(
+            ErrorKind::NotFound,
+            &format!(
+                "the tool '{}' is not available in this session: its plugin's schemas did not \
              fit the model's context window. Use the tools you were given",
-            call.name
+                call.name
+            ),
+            None,
         ));
     }
     tools.call(call).await

@@ -110,13 +110,8 @@ fn kind_of(v: &Value) -> &'static str {
 }
 
 /// The text the model sees for a failed call.
-pub fn error_text(e: &ToolError) -> String {
-    let mut s = format!("error ({}): {}", e.kind.as_str(), e.message);
-    if let Some(h) = &e.hint {
-        s.push_str("\nhint: ");
-        s.push_str(h);
-    }
-    s
+pub fn tool_error_text(e: &ToolError) -> String {
+    corral_contract::error::error_text(e.kind, &e.message, e.hint.as_deref())
 }
 
 #[cfg(test)]

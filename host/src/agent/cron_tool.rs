@@ -4,6 +4,7 @@
 use super::call::{CallOutcome, parse_arguments};
 use crate::cron::{Ceiling, tool};
 use crate::llm::ToolDef;
+use corral_contract::{ErrorKind, error::error_text};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -25,9 +26,10 @@ pub fn def() -> ToolDef {
 /// Runs one `cron` call. Never fails: every problem is an error message for the model.
 pub fn call(host: &CronHost, raw_args: &str) -> CallOutcome {
     let started = Instant::now();
-    let result =
-        parse_arguments(raw_args).map_err(|e| format!("error (invalid-args): {e}")).and_then(|args| {
-            let now = crate::cron::now().map_err(|e| format!("error (io): {e}"))?;
+    let result = parse_arguments(raw_args)
+        .map_err(|e| error_text(ErrorKind::InvalidArgs, &e.to_string(), None))
+        .and_then(|args| {
+            let now = crate::cron::now().map_err(|e| error_text(ErrorKind::Io, &e.to_string(), None))?;
             let ctx = tool::Ctx { dir: &host.dir, ceiling: &host.ceiling, ci: host.ci, now };
             tool::run(&ctx, &args)
         });

@@ -1,13 +1,14 @@
 //! Runs the tools the model asked for: parse and check the arguments, invoke the plugin in
 //! its sandbox, and turn every outcome, the model's mistakes included, into a tool message.
 
-use super::call::{CallOutcome, add_undo_notes, error_text, parse_arguments};
+use super::call::{CallOutcome, add_undo_notes, parse_arguments, tool_error_text};
 use super::{cron_tool, schema, undo_tool, use_skill};
 use crate::capabilities::Session;
 use crate::capabilities::effects::{Effect, FileChange};
 use crate::llm::{ToolCall, ToolDef};
 use crate::runtime::skills::{Ctx, SkillSet};
 use crate::runtime::{Limits, Registry, Runtime};
+use corral_contract::{ErrorKind, error::error_text};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -77,7 +78,7 @@ impl Toolbox<'_> {
 
     /// Whether `undo` is offered: asked for, there is a state folder, and no plugin took the name.
     pub fn offers_undo(&self) -> bool {
-        self.undo && self.session.local.path().is_some() && self.registry.tool(undo_tool::NAME).is_none()
+        self.undo && self.session.local().path().is_some() && self.registry.tool(undo_tool::NAME).is_none()
     }
 
     /// Whether `name` is a tool that never changes anything.
@@ -107,15 +108,19 @@ impl Toolbox<'_> {
         };
         let args = match parse_arguments(&call.arguments) {
             Ok(a) => a,
-            Err(e) => return CallOutcome::refused(format!("error (invalid-args): {e}")),
+            Err(e) => return CallOutcome::refused(error_text(ErrorKind::InvalidArgs, &e.to_string(), None)),
         };
         let problems = schema::validate(&spec.schema, &args);
         if !problems.is_empty() {
-            return CallOutcome::refused(format!(
-                "error (invalid-args): the arguments for {} do not match its schema: {}. Fix them and call \
+            return CallOutcome::refused(error_text(
+                ErrorKind::InvalidArgs,
+                &format!(
+                    "the arguments for {} do not match its schema: {}. Fix them and call \
                  it again",
-                call.name,
-                problems.join("; ")
+                    call.name,
+                    problems.join("; ")
+                ),
+                None,
             ));
         }
         let watched = if spec.read_only { None } else { self.watched_file(&args) };
@@ -148,7 +153,7 @@ impl Toolbox<'_> {
             }
             Err(e) => CallOutcome {
                 content: {
-                    let mut t = error_text(&e);
+                    let mut t = tool_error_text(&e);
                     add_undo_notes(&mut t, &effects);
                     t
                 },
@@ -165,7 +170,7 @@ impl Toolbox<'_> {
         let shown: String = name.chars().take(80).collect();
         let near = self.registry.closest(name, 3);
         let all: Vec<String> = self.defs().into_iter().map(|d| d.name).collect();
-        let mut s = format!("error (not-found): there is no tool named '{shown}'.");
+        let mut s = error_text(ErrorKind::NotFound, &format!("there is no tool named '{shown}'."), None);
         if !near.is_empty() {
             s.push_str(&format!(" Did you mean {}?", near.join(" or ")));
         }
@@ -176,8 +181,8 @@ impl Toolbox<'_> {
     /// The file a mutating call names in `file_path`, shown and absolute, if it resolves.
     fn watched_file(&self, args: &Value) -> Option<(String, std::path::PathBuf)> {
         let p = args.get("file_path")?.as_str()?;
-        let loc = self.session.roots.resolve(p, true).ok()?;
-        Some((self.session.roots.display(&loc), self.session.roots.absolute(&loc)))
+        let loc = self.session.roots().resolve(p, true).ok()?;
+        Some((self.session.roots().display(&loc), self.session.roots().absolute(&loc)))
     }
 }
 
@@ -185,7 +190,7 @@ impl Toolbox<'_> {
 async fn external_call(ext: &dyn super::external::ExternalTools, call: &ToolCall) -> CallOutcome {
     let args = match parse_arguments(&call.arguments) {
         Ok(a) => a,
-        Err(e) => return CallOutcome::refused(format!("error (invalid-args): {e}")),
+        Err(e) => return CallOutcome::refused(error_text(ErrorKind::InvalidArgs, &e.to_string(), None)),
     };
     let started = Instant::now();
     let r = ext.call(&call.name, args).await;

@@ -5,6 +5,7 @@ use super::{Agent, CallOutcome, Stats};
 use crate::capabilities::effects::Effect;
 use crate::capabilities::snapshot::Restore;
 use crate::context::snapshot;
+use corral_contract::{ErrorKind, error::error_text};
 
 impl Agent<'_> {
     /// Applies the effects of a call of the reply `reply_id` that change the conversation:
@@ -47,7 +48,7 @@ impl Agent<'_> {
             );
         match result {
             Ok(c) => {
-                self.tools.session.snapshot.restored(&restore.label, &restore.summary);
+                self.tools.session.snapshot().restored(&restore.label, &restore.summary);
                 stats.snapshot_restores += 1;
                 outcome.content = format!(
                     "Collapsed {} turns into your summary '{}' (saved ~{} tokens). The summary is also kept in the \
@@ -57,7 +58,7 @@ impl Agent<'_> {
                 outcome.is_error = false;
             }
             Err(e) => {
-                outcome.content = format!("error (conflict): {e}");
+                outcome.content = error_text(ErrorKind::Conflict, &e.to_string(), None);
                 outcome.is_error = true;
             }
         }

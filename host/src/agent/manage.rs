@@ -35,7 +35,7 @@ impl Agent<'_> {
     pub fn context_status(&mut self) -> ContextStatus {
         let system = self.system_prompt();
         let fixed = self.fixed(&system);
-        let snap = self.tools.session.snapshot.status();
+        let snap = self.tools.session.snapshot().status();
         ContextStatus {
             estimate: self.budget.to_provider(self.estimate(fixed)),
             budget: self.budget.prompt_budget(),
@@ -63,20 +63,20 @@ impl Agent<'_> {
 
     /// /save: sets a checkpoint at the current end of the conversation.
     pub fn save(&mut self, label: &str) -> Result<(), String> {
-        let desk = &self.tools.session.snapshot;
+        let desk = &self.tools.session.snapshot();
         desk.set_current(self.transcript.next_id());
         desk.save(label)
     }
 
     /// /unsave: clears the checkpoint; returns its label.
     pub fn unsave(&mut self) -> Result<String, String> {
-        self.tools.session.snapshot.cancel()
+        self.tools.session.snapshot().cancel()
     }
 
     /// /restore: asks the model to summarise everything since the checkpoint (or the last
     /// message from the person), then collapses it into that summary. Returns a description.
     pub async fn restore(&mut self) -> Result<String, String> {
-        let desk = &self.tools.session.snapshot;
+        let desk = &self.tools.session.snapshot();
         let checkpoint = desk.checkpoint();
         let end = self.transcript.len();
         let start = match &checkpoint {
@@ -101,7 +101,7 @@ impl Agent<'_> {
             summary.ok_or("the model did not write a summary, so nothing was collapsed; try again")?;
         let label = checkpoint.map_or_else(|| "manual".to_string(), |c| c.label);
         let c = snapshot::collapse(&mut self.transcript, start, end, &label, &summary)?;
-        self.tools.session.snapshot.restored(&label, &summary);
+        self.tools.session.snapshot().restored(&label, &summary);
         self.totals.snapshot_restores += 1;
         Ok(format!("collapsed {} turns into a summary, saving ~{} tokens", c.turns, c.saved))
     }

@@ -261,7 +261,7 @@ impl<'a> Agent<'a> {
         self.interrupt.reset();
         self.load_memory(task, obs);
         self.transcript.push(Message::user(task));
-        self.tools.session.snapshot.person_spoke();
+        self.tools.session.snapshot().person_spoke();
         self.streak.reset();
         let mut stats = Stats::default();
         self.answered = false;
@@ -270,7 +270,7 @@ impl<'a> Agent<'a> {
         self.totals.add(&stats);
         let (outcome, answer, error) = result;
         self.save_end(&outcome, error.as_deref(), stats.turns, obs);
-        let local = &self.tools.session.local;
+        let local = &self.tools.session.local();
         if outcome == Outcome::Done {
             // The task is finished: a waiting note about unfinished work is not wanted any more.
             let _ = resume::consume(local);
@@ -290,7 +290,7 @@ impl<'a> Agent<'a> {
                     (_, Some(e)) => format!("of an error: {}", e.lines().next().unwrap_or(e)),
                     _ => "the session ended early".to_string(),
                 };
-                let todo = self.tools.session.sections.get("todo");
+                let todo = self.tools.session.sections().get("todo");
                 let note = resume::Note {
                     when: &now_stamp(),
                     reason: &reason,
@@ -314,7 +314,7 @@ impl<'a> Agent<'a> {
 
     /// Chooses the memory notes to show for `task`.
     fn load_memory(&mut self, task: &str, obs: &mut dyn Observer) {
-        let ws = &self.tools.session.roots.workspace().dir;
+        let ws = &self.tools.session.roots().workspace().dir;
         self.memory = match crate::capabilities::state::read(ws, memory::FILE) {
             Ok(Some(text)) => memory::render(&text, task, self.cfg.memory_full),
             Ok(None) => None,
@@ -397,7 +397,7 @@ impl<'a> Agent<'a> {
     fn accepted(&mut self) {
         if self.continue_note.is_some() && !self.continue_consumed {
             self.continue_consumed = true;
-            let _ = resume::consume(&self.tools.session.local);
+            let _ = resume::consume(self.tools.session.local());
         }
     }
 
@@ -410,7 +410,7 @@ impl<'a> Agent<'a> {
     /// an unchanged reminder backs off (3, 6, 12, 24 turns). It is for the model only: the
     /// person sees the list itself on each todo call, so it is not shown as a notice.
     fn remind_todo(&mut self) {
-        let Some(todo) = self.tools.session.sections.get("todo") else { return };
+        let Some(todo) = self.tools.session.sections().get("todo") else { return };
         let open = unfinished_items(&todo);
         if open == 0 || self.turns_since_todo < self.reminder_gap {
             return;

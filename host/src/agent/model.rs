@@ -76,11 +76,11 @@ impl Agent<'_> {
         if let Some(m) = &self.memory {
             sections.push(("memory".into(), m.clone()));
         }
-        sections.extend(self.tools.session.sections.all().into_iter().map(|(n, s)| (n, s.body)));
+        sections.extend(self.tools.session.sections().all().into_iter().map(|(n, s)| (n, s.body)));
         let chars = self.budget.window().map_or(snapshot::SHOWN_MAX_CHARS, |w| {
             snapshot::SHOWN_MAX_CHARS.min(usize::try_from(w / 10 * 4).unwrap_or(usize::MAX))
         });
-        if let Some(h) = snapshot::history_section(&self.tools.session.snapshot.history(), chars) {
+        if let Some(h) = snapshot::history_section(&self.tools.session.snapshot().history(), chars) {
             sections.push(("snapshots".into(), h));
         }
         sections

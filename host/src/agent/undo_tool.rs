@@ -6,6 +6,7 @@ use super::call::{CallOutcome, parse_arguments};
 use crate::capabilities::Session;
 use crate::capabilities::undo::{self, Checkpoint, Restored, Target, UndoError};
 use crate::llm::ToolDef;
+use corral_contract::{ErrorKind, error::error_text};
 use std::time::Instant;
 
 pub const NAME: &str = "undo";
@@ -28,19 +29,20 @@ pub fn def() -> ToolDef {
 pub fn call(session: &Session, raw_args: &str) -> CallOutcome {
     let started = Instant::now();
     let result = parse_arguments(raw_args)
-        .map_err(|e| format!("error (invalid-args): {e}"))
-        .and_then(|_| undo::restore(session, Target::Latest, false).map_err(|e| refusal(&e)));
+        .map_err(|e| error_text(ErrorKind::InvalidArgs, &e.to_string(), None))
+        .and_then(|_| undo::restore(&session.undo(), Target::Latest, false).map_err(|e| refusal(&e)));
     CallOutcome::from_host(result.map(|r| report(&r)), started)
 }
 
 fn refusal(e: &UndoError) -> String {
     match e {
-        UndoError::Changed { .. } => format!(
-            "error (conflict): {e}\nhint: you cannot force an undo; tell the person which files changed and let them \
-             decide"
+        UndoError::Changed { .. } => error_text(
+            ErrorKind::Conflict,
+            &e.to_string(),
+            Some("you cannot force an undo; tell the person which files changed and let them decide"),
         ),
-        UndoError::Nothing | UndoError::NoSuch(_) => format!("error (not-found): {e}"),
-        _ => format!("error (io): {e}"),
+        UndoError::Nothing | UndoError::NoSuch(_) => error_text(ErrorKind::NotFound, &e.to_string(), None),
+        _ => error_text(ErrorKind::Io, &e.to_string(), None),
     }
 }
 
@@ -67,7 +69,7 @@ impl Agent<'_> {
     /// and the reply is still in the conversation; a person's message left without an answer
     /// goes too. Returns the number of messages removed.
     pub fn rewind_conversation(&mut self, cp: &Checkpoint) -> Option<usize> {
-        if cp.session != self.tools.session.undo.session_id() {
+        if cp.session != self.tools.session.journal().session_id() {
             return None;
         }
         let mut at = self.transcript.position(cp.reply?)?;

@@ -79,8 +79,16 @@ macro_rules! contract {
         &[$(($name, include_str!(concat!("../../../contract/", $name)))),*]
     };
 }
-const CONTRACT: &[(&str, &str)] =
-    contract!["Cargo.toml", "src/lib.rs", "src/capability.rs", "src/paths.rs", "src/text.rs"];
+const CONTRACT: &[(&str, &str)] = contract![
+    "Cargo.toml",
+    "src/lib.rs",
+    "src/capability.rs",
+    "src/error.rs",
+    "src/paths.rs",
+    "src/skill.rs",
+    "src/text.rs",
+    "src/words.rs"
+];
 
 /// The SDK's files under `sdk/src/`, their bindings pointed at the project's `wit/` (in
 /// corral's tree they read the repository's WIT folder), and the contract crate's under

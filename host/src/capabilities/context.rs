@@ -2,8 +2,24 @@
 //! history, project memory notes, and the channel through which a plugin may ask the person
 //! a question.
 
+use super::local::Local;
+use super::log::Sink;
+use super::snapshot::Desk;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
+
+/// What the `context` interface may touch (`Session::context`): the durable sections (the
+/// todo list mirrored into the local state), the person, the snapshot desk, and the
+/// workspace folder its memory notes live in.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    pub sections: &'a Sections,
+    pub ask: &'a AskChannel,
+    pub snapshot: &'a Desk,
+    pub workspace: &'a cap_std::fs::Dir,
+    pub local: &'a Local,
+    pub log: &'a Sink,
+}
 
 /// The largest section body a plugin may set, in bytes.
 pub const MAX_SECTION_BYTES: usize = 16 * 1024;

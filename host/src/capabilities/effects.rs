@@ -25,6 +25,9 @@ pub enum Effect {
     /// A change the call made cannot be undone (too big for the checkpoint, or the checkpoint
     /// could not be saved); the note is added to the call's result, so no one counts on it.
     NotUndoable(String),
+    /// The read guard refused a change to a file not read in this session (`ErrorCode::
+    /// NotRead`); `corral tool`, where each call is a session of its own, says how to get past it.
+    Unread,
 }
 
 /// Where the host functions of one call record its effects; a fresh sink per call.

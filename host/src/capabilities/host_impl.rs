@@ -88,7 +88,16 @@ impl PluginCtx {
 
     /// `Err` with a message for the model when this plugin was not granted `cap`.
     fn check(&self, cap: Capability) -> Result<(), String> {
-        self.session.granted.check(&self.plugin, cap)
+        self.session.granted().check(&self.plugin, cap)
+    }
+
+    /// A workspace change's error for the plugin; a read guard refusal is also recorded, so the
+    /// front end can tell it by its kind rather than its wording.
+    fn ws_error(&self, e: WsError) -> wit_ws::Error {
+        if e.code == ErrorCode::NotRead {
+            self.effects.push(Effect::Unread);
+        }
+        to_wit(e)
     }
 
     fn refused_ws(&self, cap: Capability) -> Result<(), wit_ws::Error> {
@@ -107,7 +116,7 @@ impl log::Host for PluginCtx {
             log::Level::Warn => "warn",
             log::Level::Error => "error",
         };
-        self.session.log.push(&self.plugin, level, &message);
+        self.session.log().push(&self.plugin, level, &message);
     }
 }
 
@@ -131,7 +140,7 @@ fn info(i: workspace::WriteInfo) -> wit_ws::WriteInfo {
 impl wit_ws::Host for PluginCtx {
     async fn roots(&mut self) -> Vec<wit_ws::Root> {
         self.session
-            .roots
+            .roots()
             .all()
             .iter()
             .map(|r| wit_ws::Root { path: r.path.to_string_lossy().into_owned(), writable: r.writable })
@@ -141,16 +150,17 @@ impl wit_ws::Host for PluginCtx {
     async fn note_read(&mut self, path: String) {
         // A plugin importing note-read without workspace-write is refused at load (built-ins
         // excepted); this keeps a call that got through anyway from marking anything.
-        if let Err(why) = self.session.granted.check_note_read(&self.plugin) {
-            self.session.log.push(&self.plugin, "warn", &format!("note-read of '{path}' ignored: {why}"));
+        if let Err(why) = self.session.granted().check_note_read(&self.plugin) {
+            self.session.log().push(&self.plugin, "warn", &format!("note-read of '{path}' ignored: {why}"));
             return;
         }
-        workspace::note_read(&self.session, &path);
+        workspace::note_read(&self.session.workspace(), &path);
     }
 
     async fn write(&mut self, path: String, contents: Vec<u8>) -> Result<wit_ws::WriteInfo, wit_ws::Error> {
         self.refused_ws(Capability::WorkspaceWrite)?;
-        let written = workspace::write(&self.session, &path, &contents).map_err(to_wit)?;
+        let written =
+            workspace::write(&self.session.workspace(), &path, &contents).map_err(|e| self.ws_error(e))?;
         Ok(info(self.noted(written)))
     }
 
@@ -160,13 +170,14 @@ impl wit_ws::Host for PluginCtx {
         destination: String,
     ) -> Result<wit_ws::WriteInfo, wit_ws::Error> {
         self.refused_ws(Capability::WorkspaceWrite)?;
-        let moved = workspace::rename(&self.session, &source, &destination).map_err(to_wit)?;
+        let moved = workspace::rename(&self.session.workspace(), &source, &destination)
+            .map_err(|e| self.ws_error(e))?;
         Ok(info(self.noted(moved)))
     }
 
     async fn trash(&mut self, path: String) -> Result<wit_ws::TrashInfo, wit_ws::Error> {
         self.refused_ws(Capability::WorkspaceWrite)?;
-        let t = trash::trash(&self.session, &path).map_err(to_wit)?;
+        let t = trash::trash(&self.session.trash(), &path).map_err(|e| self.ws_error(e))?;
         if let Some(note) = t.undo_note {
             self.effects.push(Effect::NotUndoable(note));
         }
@@ -175,42 +186,43 @@ impl wit_ws::Host for PluginCtx {
 
     async fn undecodable_names(&mut self, path: String) -> Result<Vec<String>, wit_ws::Error> {
         // Reading a listing needs no grant, as the plugin's own WASI listing does not.
-        workspace::undecodable_names(&self.session, &path).map_err(to_wit)
+        workspace::undecodable_names(&self.session.workspace(), &path).map_err(to_wit)
     }
 }
 
 impl kv::Host for PluginCtx {
     async fn get(&mut self, key: String) -> Option<String> {
         self.check(Capability::Kv).ok()?;
-        self.session.kv.get(&self.plugin, &key)
+        self.session.kv().get(&self.plugin, &key)
     }
 
     async fn set(&mut self, key: String, value: String) -> Result<(), String> {
         self.check(Capability::Kv)?;
-        self.session.kv.set(&self.plugin, &key, &value)
+        self.session.kv().set(&self.plugin, &key, &value)
     }
 
     async fn delete(&mut self, key: String) {
         if self.check(Capability::Kv).is_err() {
             return;
         }
-        self.session.kv.delete(&self.plugin, &key)
+        self.session.kv().delete(&self.plugin, &key)
     }
 
     async fn keys(&mut self, prefix: String) -> Vec<String> {
         if self.check(Capability::Kv).is_err() {
             return Vec::new();
         }
-        self.session.kv.keys(&self.plugin, &prefix)
+        self.session.kv().keys(&self.plugin, &prefix)
     }
 }
 
 impl wit_ctx::Host for PluginCtx {
     async fn set_section(&mut self, name: String, body: String) -> Result<(), String> {
         self.check(Capability::Context)?;
-        self.session.sections.set(&self.plugin, &name, &body)?;
+        let cx = self.session.context();
+        cx.sections.set(&self.plugin, &name, &body)?;
         if name == "todo" {
-            super::state::mirror_todo(&self.session, &body);
+            super::state::mirror_todo(cx.local, cx.log, &body);
             self.effects.push(Effect::TodoChanged);
         }
         Ok(())
@@ -218,21 +230,21 @@ impl wit_ctx::Host for PluginCtx {
 
     async fn section(&mut self, name: String) -> Option<String> {
         self.check(Capability::Context).ok()?;
-        self.session.sections.get(&name)
+        self.session.context().sections.get(&name)
     }
 
     async fn ask(&mut self, question: String, choices: Vec<String>) -> Result<String, String> {
         self.check(Capability::Context)?;
         // The person may take their time: the wait is not counted against the call's timeout.
         let started = Instant::now();
-        let answer = self.session.ask.ask(&question, &choices);
+        let answer = self.session.context().ask.ask(&question, &choices);
         self.paused.add(started.elapsed());
         answer
     }
 
     async fn snapshot_save(&mut self, label: String) -> Result<(), String> {
         self.check(Capability::Context)?;
-        self.session.snapshot.save(&label)
+        self.session.context().snapshot.save(&label)
     }
 
     async fn snapshot_restore(
@@ -245,14 +257,14 @@ impl wit_ctx::Host for PluginCtx {
         if self.effects.has_restore() {
             return Err("a restore is already pending in this reply; call restore once per reply".into());
         }
-        let restore = self.session.snapshot.restore(label.as_deref(), &summary, force)?;
+        let restore = self.session.context().snapshot.restore(label.as_deref(), &summary, force)?;
         self.effects.push(Effect::SnapshotRestore(restore));
         Ok(())
     }
 
     async fn snapshot_cancel(&mut self) -> Result<String, String> {
         self.check(Capability::Context)?;
-        self.session.snapshot.cancel()
+        self.session.context().snapshot.cancel()
     }
 
     async fn snapshot_status(&mut self) -> wit_ctx::SnapshotState {
@@ -265,7 +277,7 @@ impl wit_ctx::Host for PluginCtx {
                 completed: Vec::new(),
             };
         }
-        let s = self.session.snapshot.status();
+        let s = self.session.context().snapshot.status();
         wit_ctx::SnapshotState {
             checkpoint: s.checkpoint,
             dirty: s.dirty,
@@ -276,17 +288,17 @@ impl wit_ctx::Host for PluginCtx {
 
     async fn memory_append(&mut self, entry: String) -> Result<u64, String> {
         self.check(Capability::Context)?;
-        super::context::memory_append(&self.session.roots.workspace().dir, &entry)
+        super::context::memory_append(self.session.context().workspace, &entry)
     }
 }
 
 impl host_info::Host for PluginCtx {
     async fn setting(&mut self, key: String) -> Option<String> {
-        self.session.plugin_settings.get(&*self.plugin)?.get(&key).cloned()
+        self.session.plugin_setting(&self.plugin, &key)
     }
 
     async fn save_output(&mut self, kind: String, contents: String) -> Result<String, String> {
-        super::scratch::save(&self.session.roots.workspace().dir, &kind, &contents)
+        super::scratch::save(&self.session.roots().workspace().dir, &kind, &contents)
     }
 }
 
@@ -304,7 +316,7 @@ impl http::Host for PluginCtx {
         };
         // The fetch has its own time limit; waiting for it is not the plugin's time.
         let pause = self.paused.begin();
-        let result = net::fetch(self.session.clone(), self.plugin.clone(), req).await;
+        let result = net::fetch(self.session.http(&self.plugin), self.plugin.clone(), req).await;
         drop(pause);
         match result {
             Ok(r) => Ok(http::Response {
@@ -357,7 +369,7 @@ impl PluginCtx {
         req: proc::Request,
     ) -> Result<process::Output, process::Error> {
         let _paused = self.paused.begin();
-        proc::run(self.session.clone(), program, req).await.map(proc_output).map_err(proc_error)
+        proc::run(&self.session.process(), program, req).await.map(proc_output).map_err(proc_error)
     }
 }
 
@@ -372,7 +384,7 @@ impl process::Host for PluginCtx {
         };
         // Approval may wait for the person: not counted against the call's timeout.
         let started = Instant::now();
-        let program = proc::authorize(&self.session, &self.plugin, &req);
+        let program = proc::authorize(&self.session.process(), &self.plugin, &req);
         self.paused.add(started.elapsed());
         self.run_command(program.map_err(proc_error)?, req).await
     }
@@ -384,7 +396,7 @@ impl process::Host for PluginCtx {
         timeout_ms: Option<u32>,
     ) -> Result<process::Output, process::Error> {
         let started = Instant::now();
-        let allowed = proc::authorize_shell(&self.session, &self.plugin, &line, cwd.as_deref());
+        let allowed = proc::authorize_shell(&self.session.process(), &self.plugin, &line, cwd.as_deref());
         self.paused.add(started.elapsed());
         allowed.map_err(proc_error)?;
         let req = proc::Request {
@@ -402,6 +414,36 @@ impl process::Host for PluginCtx {
 #[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
     use super::*;
+    use crate::capabilities::grant::CapSet;
+    use crate::capabilities::{Policy, Roots, log};
+
+    fn block<T>(f: impl Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(f)
+    }
+
+    #[test]
+    fn a_read_guard_refusal_is_recorded_by_its_kind_for_the_front_end() {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("old.txt"), "old").unwrap();
+        let roots = Roots::open(t.path(), &[], &[]).unwrap();
+        let session = Arc::new(Session::new(roots, Policy::default(), log::Sink::new(false)));
+        session.granted().set("p", CapSet::parse(&["workspace-write"]).unwrap());
+        let mut ctx = PluginCtx {
+            plugin: "p".into(),
+            session,
+            paused: PauseClock::default(),
+            effects: effects::Sink::default(),
+        };
+        block(wit_ws::Host::write(&mut ctx, "new.txt".into(), b"n".to_vec())).unwrap();
+        assert!(ctx.effects.take().is_empty(), "a new file passes the guard");
+        let e = block(wit_ws::Host::write(&mut ctx, "old.txt".into(), b"x".to_vec())).unwrap_err();
+        assert_eq!(e.code, wit_ws::ErrorCode::NotRead);
+        assert_eq!(ctx.effects.take(), vec![Effect::Unread]);
+        let e = block(wit_ws::Host::trash(&mut ctx, "old.txt".into())).unwrap_err();
+        assert_eq!(e.code, wit_ws::ErrorCode::NotRead);
+        assert_eq!(ctx.effects.take(), vec![Effect::Unread]);
+        assert_eq!(std::fs::read_to_string(t.path().join("old.txt")).unwrap(), "old");
+    }
 
     #[test]
     fn the_pause_clock_credits_finished_and_running_pauses_once() {

@@ -1,6 +1,7 @@
 //! The host side of every WIT import a plugin may be granted: the workspace (through
 //! cap-std), session key-value state, durable context sections, logging, the SSRF-safe
-//! http client and the process runner. One [`Session`] is shared by all calls.
+//! http client and the process runner. One [`Session`] is shared by all calls; each
+//! interface sees only its narrow view of it (`session.rs`).
 
 // Workspace access goes through cap-std handles: the ambient std::fs calls that clippy.toml
 // lists are refused here (a use that is right says why, with an allow).
@@ -21,6 +22,7 @@ pub mod process;
 pub mod roots;
 pub mod sandbox;
 pub mod scratch;
+mod session;
 pub mod snapshot;
 pub mod state;
 pub mod trash;
@@ -30,9 +32,9 @@ pub mod workspace;
 pub use guard::ReadGuard;
 pub use host_impl::{PauseClock, PluginCtx};
 pub use roots::{Located, Roots, find_workspace_root};
+pub use session::{PluginSettings, Session};
 
 use std::io;
-use std::sync::Mutex;
 
 /// Why a workspace change was refused (mirrors the WIT `error-code`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,65 +110,5 @@ pub struct Policy {
 impl Default for Policy {
     fn default() -> Self {
         Policy { read_guard: true, trash: trash::Retention::default(), undo: undo::Bounds::default() }
-    }
-}
-
-/// What all calls of one session share: the roots, the read guard, plugin state and logs.
-#[derive(Debug)]
-pub struct Session {
-    pub roots: Roots,
-    pub policy: Policy,
-    pub guard: Mutex<ReadGuard>,
-    pub kv: kv::Store,
-    pub log: log::Sink,
-    /// Durable sections for the system prompt (todo list, thinking notes).
-    pub sections: context::Sections,
-    /// Where `context.ask` goes.
-    pub ask: context::AskChannel,
-    /// Snapshot checkpoints and summaries (`context.snapshot-*`).
-    pub snapshot: snapshot::Desk,
-    /// Each plugin's own settings (`[plugin-settings.<name>]`), by plugin name.
-    pub plugin_settings: std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>,
-    /// What plugins may reach over the network (`--network`, `[network]`); off by default.
-    pub net: http::NetPolicy,
-    /// What each loaded plugin was granted; every host function checks it.
-    pub granted: grant::Granted,
-    /// Which programs plugins granted `process` may run (`[commands]`); none by default.
-    pub commands: process::CommandPolicy,
-    /// The workspace's local state outside it (approvals, continue note, history, trash index).
-    pub local: local::Local,
-    /// The undo checkpoint of the model turn in progress (`capabilities/undo/`).
-    pub undo: undo::Journal,
-}
-
-impl Session {
-    pub fn new(roots: Roots, policy: Policy, log: log::Sink) -> Self {
-        Session {
-            roots,
-            policy,
-            guard: Mutex::new(ReadGuard::default()),
-            kv: kv::Store::default(),
-            log,
-            sections: context::Sections::default(),
-            ask: context::AskChannel::default(),
-            snapshot: snapshot::Desk::default(),
-            plugin_settings: Default::default(),
-            net: http::NetPolicy::default(),
-            granted: grant::Granted::default(),
-            commands: process::CommandPolicy::default(),
-            local: local::Local::default(),
-            undo: undo::Journal::default(),
-        }
-    }
-
-    /// Forgets everything the conversation built up: plugin state, sections, snapshots, the
-    /// read guard.
-    pub fn reset(&self) {
-        self.kv.clear();
-        self.sections.clear();
-        self.snapshot.reset();
-        if let Ok(mut g) = self.guard.lock() {
-            *g = ReadGuard::default();
-        }
     }
 }

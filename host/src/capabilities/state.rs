@@ -66,10 +66,10 @@ pub fn age_secs(ws: &Dir, name: &str) -> Option<u64> {
 
 /// Writes the todo section to `todo.md` in the workspace's local state, so the person can
 /// see the plan.
-pub fn mirror_todo(s: &super::Session, body: &str) {
+pub fn mirror_todo(local: &super::local::Local, log: &super::log::Sink, body: &str) {
     let text = if body.trim().is_empty() { String::new() } else { format!("# Todo\n\n{body}\n") };
-    if let Err(e) = s.local.write("todo.md", text.as_bytes()) {
-        s.log.push("host", "warn", &format!("cannot write {}: {e}", s.local.shown("todo.md")));
+    if let Err(e) = local.write("todo.md", text.as_bytes()) {
+        log.push("host", "warn", &format!("cannot write {}: {e}", local.shown("todo.md")));
     }
 }
 

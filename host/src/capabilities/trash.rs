@@ -5,8 +5,9 @@
 
 use super::atomic::{move_entry, open_parent};
 use super::local::Local;
-use super::workspace::check_guard;
-use super::{ErrorCode, Session, WsError};
+use super::log::Sink;
+use super::workspace::{self, check_guard};
+use super::{ErrorCode, WsError};
 use cap_std::fs::Dir;
 use serde::{Deserialize, Serialize};
 use std::io;
@@ -68,9 +69,20 @@ fn new_id() -> String {
     h.finalize().to_hex()[..16].to_string()
 }
 
+/// What `workspace.trash` may touch (`Session::trash`): the workspace view, and the trash's
+/// index and retention.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    pub workspace: workspace::View<'a>,
+    pub retention: &'a Retention,
+    pub local: &'a Local,
+    pub log: &'a Sink,
+}
+
 /// Moves the file or link at `input` into the trash. Directories are refused; a regular
 /// file must have passed the read guard, a link need not (its target is untouched).
-pub fn trash(s: &Session, input: &str) -> Result<TrashInfo, WsError> {
+pub fn trash(t: &View<'_>, input: &str) -> Result<TrashInfo, WsError> {
+    let s = &t.workspace;
     let (loc, shown) = s.roots.resolve_writable(input, false)?;
     let root = &s.roots.all()[loc.root];
     let meta = root.dir.symlink_metadata(&loc.rel).map_err(|e| WsError::from_io(&shown, &e))?;
@@ -98,24 +110,24 @@ pub fn trash(s: &Session, input: &str) -> Result<TrashInfo, WsError> {
     ws.create_dir_all(&entry_dir).map_err(io_err)?;
     let to = ws.open_dir(&entry_dir).map_err(io_err)?;
     let from = open_parent(&root.dir, &loc.rel, false).map_err(io_err)?;
-    let captured = super::undo::capture(s, &loc, &shown);
+    let captured = super::undo::capture(&s.undo, &loc, &shown);
     move_entry(&from, Path::new(name), &to, Path::new(name)).map_err(io_err)?;
-    let undo_note = super::undo::commit(s, captured.into_iter().collect());
+    let undo_note = super::undo::commit(&s.undo, captured.into_iter().collect());
     let entry = Entry {
         trash_id: id.clone(),
         original_path: shown.clone(),
         timestamp: now_secs(),
         bytes: meta.len(),
     };
-    if s.local.path().is_some() {
-        append_index(&s.local, &entry).map_err(io_err)?;
+    if t.local.path().is_some() {
+        append_index(t.local, &entry).map_err(io_err)?;
     } else {
-        s.log.push("host", "warn", "no state folder: the trash entry is not indexed, and never purged");
+        t.log.push("host", "warn", "no state folder: the trash entry is not indexed, and never purged");
     }
     // Retention failures must not undo a completed delete; they are retried next time.
     // The file just deleted is reported as restorable, so the size cap never purges it.
-    if let Err(e) = enforce_retention(ws, &s.local, &s.policy.trash, now_secs(), Some(&id)) {
-        s.log.push("host", "warn", &format!("trash clean-up failed: {e}"));
+    if let Err(e) = enforce_retention(ws, t.local, t.retention, now_secs(), Some(&id)) {
+        t.log.push("host", "warn", &format!("trash clean-up failed: {e}"));
     }
     Ok(TrashInfo { id, location: entry_dir, undo_note })
 }

@@ -2,9 +2,22 @@
 //! roots' cap-std directories, all checked against protection and the read guard.
 
 use super::atomic::{atomic_replace, move_entry, open_parent};
-use super::{ErrorCode, Located, Session, WsError, undo};
+use super::guard::ReadGuard;
+use super::{ErrorCode, Located, Roots, WsError, undo};
 use std::io;
 use std::path::Path;
+use std::sync::Mutex;
+
+/// What the workspace interface may touch: the roots, the read guard, and the undo journal
+/// each change is first recorded in (`Session::workspace`).
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    pub roots: &'a Roots,
+    /// Refuse changes to existing files the session has not read (`Policy::read_guard`).
+    pub read_guard: bool,
+    pub guard: &'a Mutex<ReadGuard>,
+    pub undo: undo::View<'a>,
+}
 
 /// What a change did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,7 +30,7 @@ pub struct WriteInfo {
 }
 
 /// Records that the session read `input`. Paths that do not resolve are ignored.
-pub fn note_read(s: &Session, input: &str) {
+pub fn note_read(s: &View<'_>, input: &str) {
     if let Ok(loc) = s.roots.resolve(input, true) {
         note(s, &loc);
     }
@@ -26,7 +39,7 @@ pub fn note_read(s: &Session, input: &str) {
 /// The entries of the directory `input` (inside a root, symlinks resolved like any read)
 /// whose names are not UTF-8, escaped with `termtext::os_name`, sorted: a WASI listing
 /// cannot return them, so the listing tools ask for them here rather than hide them.
-pub fn undecodable_names(s: &Session, input: &str) -> Result<Vec<String>, WsError> {
+pub fn undecodable_names(s: &View<'_>, input: &str) -> Result<Vec<String>, WsError> {
     let loc = s.roots.resolve(input, true)?;
     let shown = s.roots.display(&loc);
     let root = &s.roots.all()[loc.root].dir;
@@ -44,11 +57,11 @@ pub fn undecodable_names(s: &Session, input: &str) -> Result<Vec<String>, WsErro
 
 /// Refuses to change an existing file the session has not read; `refusal` says why.
 pub(super) fn check_guard(
-    s: &Session,
+    s: &View<'_>,
     loc: &Located,
     refusal: impl FnOnce() -> String,
 ) -> Result<(), WsError> {
-    if !s.policy.read_guard {
+    if !s.read_guard {
         return Ok(());
     }
     let abs = s.roots.absolute(loc);
@@ -64,14 +77,14 @@ fn unread_overwrite(shown: &str) -> String {
     )
 }
 
-fn note(s: &Session, loc: &Located) {
+fn note(s: &View<'_>, loc: &Located) {
     if let Ok(mut g) = s.guard.lock() {
         g.note(s.roots.absolute(loc));
     }
 }
 
 /// Atomically replaces or creates the file at `input` with `contents`.
-pub fn write(s: &Session, input: &str, contents: &[u8]) -> Result<WriteInfo, WsError> {
+pub fn write(s: &View<'_>, input: &str, contents: &[u8]) -> Result<WriteInfo, WsError> {
     let (loc, shown) = s.roots.resolve_writable(input, true)?;
     let root = &s.roots.all()[loc.root];
     let existed = match root.dir.symlink_metadata(&loc.rel) {
@@ -86,16 +99,16 @@ pub fn write(s: &Session, input: &str, contents: &[u8]) -> Result<WriteInfo, WsE
         check_guard(s, &loc, || unread_overwrite(&shown))?;
     }
     let name = loc.rel.file_name().ok_or_else(|| WsError::invalid_path(input, "no file name"))?;
-    let captured = undo::capture(s, &loc, &shown);
+    let captured = undo::capture(&s.undo, &loc, &shown);
     let parent = open_parent(&root.dir, &loc.rel, true).map_err(|e| WsError::from_io(&shown, &e))?;
     atomic_replace(&parent, Path::new(name), contents, existed).map_err(|e| WsError::from_io(&shown, &e))?;
     note(s, &loc);
-    let undo_note = undo::commit(s, captured.into_iter().collect());
+    let undo_note = undo::commit(&s.undo, captured.into_iter().collect());
     Ok(WriteInfo { path: shown, bytes: contents.len() as u64, existed, undo_note })
 }
 
 /// Moves `from` to `to`. Links are moved, not followed; directories are refused.
-pub fn rename(s: &Session, from: &str, to: &str) -> Result<WriteInfo, WsError> {
+pub fn rename(s: &View<'_>, from: &str, to: &str) -> Result<WriteInfo, WsError> {
     let (src, src_shown) = s.roots.resolve_writable(from, false)?;
     let (dst, dst_shown) = s.roots.resolve_writable(to, false)?;
 
@@ -133,14 +146,15 @@ pub fn rename(s: &Session, from: &str, to: &str) -> Result<WriteInfo, WsError> {
     let (Some(src_name), Some(dst_name)) = (src.rel.file_name(), dst.rel.file_name()) else {
         return Err(WsError::invalid_path(from, "no file name"));
     };
-    let captured: Vec<_> = [undo::capture(s, &src, &src_shown), undo::capture(s, &dst, &dst_shown)]
-        .into_iter()
-        .flatten()
-        .collect();
+    let captured: Vec<_> =
+        [undo::capture(&s.undo, &src, &src_shown), undo::capture(&s.undo, &dst, &dst_shown)]
+            .into_iter()
+            .flatten()
+            .collect();
     move_entry(&src_dir, Path::new(src_name), &dst_dir, Path::new(dst_name))
         .map_err(|e| WsError::from_io(&dst_shown, &e))?;
     note(s, &dst);
-    let undo_note = undo::commit(s, captured);
+    let undo_note = undo::commit(&s.undo, captured);
     Ok(WriteInfo { path: dst_shown, bytes: meta.len(), existed, undo_note })
 }
 
@@ -148,7 +162,7 @@ pub fn rename(s: &Session, from: &str, to: &str) -> Result<WriteInfo, WsError> {
 #[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
     use super::*;
-    use crate::capabilities::{Policy, Roots, log};
+    use crate::capabilities::{Policy, Session, log};
     use std::os::unix::fs::PermissionsExt;
 
     fn session(tmp: &Path, read_guard: bool) -> Session {
@@ -163,7 +177,7 @@ mod tests {
         std::fs::write(&script, "old").unwrap();
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o750)).unwrap();
         let s = session(t.path(), false);
-        let info = write(&s, "run.sh", b"new").unwrap();
+        let info = write(&s.workspace(), "run.sh", b"new").unwrap();
         assert_eq!(info, WriteInfo { path: "run.sh".into(), bytes: 3, existed: true, undo_note: None });
         assert_eq!(std::fs::read(&script).unwrap(), b"new");
         assert_eq!(std::fs::metadata(&script).unwrap().permissions().mode() & 0o777, 0o750);
@@ -175,12 +189,12 @@ mod tests {
     fn a_write_counts_as_a_read_for_the_guard() {
         let t = tempfile::tempdir().unwrap();
         let s = session(t.path(), true);
-        write(&s, "a/b.txt", b"1").unwrap();
-        write(&s, "a/b.txt", b"2").unwrap();
+        write(&s.workspace(), "a/b.txt", b"1").unwrap();
+        write(&s.workspace(), "a/b.txt", b"2").unwrap();
         std::fs::write(t.path().join("other.txt"), "x").unwrap();
-        assert_eq!(write(&s, "other.txt", b"y").unwrap_err().code, ErrorCode::NotRead);
-        note_read(&s, "other.txt");
-        write(&s, "other.txt", b"y").unwrap();
+        assert_eq!(write(&s.workspace(), "other.txt", b"y").unwrap_err().code, ErrorCode::NotRead);
+        note_read(&s.workspace(), "other.txt");
+        write(&s.workspace(), "other.txt", b"y").unwrap();
     }
 
     #[test]
@@ -188,8 +202,8 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         std::fs::create_dir(t.path().join("d")).unwrap();
         let s = session(t.path(), false);
-        assert_eq!(write(&s, "d", b"x").unwrap_err().code, ErrorCode::IsDirectory);
-        assert_eq!(rename(&s, "d", "e").unwrap_err().code, ErrorCode::IsDirectory);
+        assert_eq!(write(&s.workspace(), "d", b"x").unwrap_err().code, ErrorCode::IsDirectory);
+        assert_eq!(rename(&s.workspace(), "d", "e").unwrap_err().code, ErrorCode::IsDirectory);
     }
 
     #[test]
@@ -199,11 +213,11 @@ mod tests {
         std::fs::write(t.path().join("b"), "b").unwrap();
         std::os::unix::fs::symlink("a", t.path().join("l")).unwrap();
         let s = session(t.path(), true);
-        assert_eq!(rename(&s, "a", "b").unwrap_err().code, ErrorCode::NotRead);
+        assert_eq!(rename(&s.workspace(), "a", "b").unwrap_err().code, ErrorCode::NotRead);
         assert_eq!(std::fs::read(t.path().join("b")).unwrap(), b"b");
-        rename(&s, "l", "sub/l2").unwrap();
+        rename(&s.workspace(), "l", "sub/l2").unwrap();
         let meta = std::fs::symlink_metadata(t.path().join("sub/l2")).unwrap();
         assert!(meta.file_type().is_symlink());
-        assert_eq!(rename(&s, "a", "a").unwrap_err().code, ErrorCode::InvalidPath);
+        assert_eq!(rename(&s.workspace(), "a", "a").unwrap_err().code, ErrorCode::InvalidPath);
     }
 }

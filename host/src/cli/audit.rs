@@ -187,10 +187,10 @@ impl<'a> Audit<'a> {
     }
 }
 
-/// The error kind of a tool result text (`error (kind): ...`), if it is one.
-fn error_kind(content: &str) -> Option<&str> {
-    let rest = content.strip_prefix("error (")?;
-    rest.split_once(')').map(|(k, _)| k)
+/// The error kind of a tool result text (`error (kind): ...`, the contract's one text of a
+/// failed call), if it is one.
+fn error_kind(content: &str) -> Option<&'static str> {
+    corral_contract::error::kind_of(content).map(corral_contract::ErrorKind::as_str)
 }
 
 impl Audit<'_> {
@@ -346,6 +346,8 @@ mod tests {
     fn error_kinds_are_read_from_results() {
         assert_eq!(error_kind("error (not-found): there is no tool"), Some("not-found"));
         assert_eq!(error_kind("1: hello"), None);
+        assert_eq!(error_kind("error (out-of-memory): the plugin needed more"), Some("out-of-memory"));
+        assert_eq!(error_kind("error (made-up): no kind of the contract"), None);
         assert_eq!(digest(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 }

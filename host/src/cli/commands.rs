@@ -4,8 +4,10 @@
 use super::report::print;
 use super::{Command, GlobalArgs, SetupError, setup};
 use crate::agent::use_skill;
+use crate::capabilities::effects::Effect;
 use crate::runtime::skills::Ctx;
 use crate::runtime::{CacheStatus, Origin};
+use corral_contract::error::error_text;
 use std::io::Read;
 
 /// Runs the command; Ok is the exit code.
@@ -275,9 +277,10 @@ fn plugins(env: &setup::Env, json: bool) -> i32 {
     print(&text)
 }
 
-/// Whether `message` is the read guard's refusal to change a file not read in this session.
-fn unread_refusal(message: &str) -> bool {
-    message.contains("has not been read in this session")
+/// Whether the read guard refused a change the call asked for (recorded by the host as the
+/// call's effect, whatever the plugin made of the refusal).
+fn unread_refusal(effects: &[Effect]) -> bool {
+    effects.contains(&Effect::Unread)
 }
 
 /// The way out of the read guard for `corral tool`: each call is a session of its own, so no
@@ -358,13 +361,26 @@ async fn tool(env: &setup::Env, name: &str, args: &str) -> i32 {
         }
         Err(e) => {
             let clean = crate::termtext::clean;
-            eprintln!("error ({}): {}", e.kind.as_str(), clean(&e.message));
-            match e.hint {
-                _ if unread_refusal(&e.message) => eprintln!("hint: {}", unread_hint(name)),
-                Some(h) => eprintln!("hint: {}", clean(&h)),
-                None => {}
-            }
+            let hint = match e.hint {
+                _ if unread_refusal(&report.effects) => Some(unread_hint(name)),
+                Some(h) => Some(clean(&h)),
+                None => None,
+            };
+            eprintln!("{}", error_text(e.kind, &clean(&e.message), hint.as_deref()));
             1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unread_hint_follows_the_guard_s_effect_not_the_wording() {
+        assert!(unread_refusal(&[Effect::TodoChanged, Effect::Unread]));
+        assert!(!unread_refusal(&[Effect::NotUndoable("has not been read in this session".into())]));
+        let h = unread_hint("edit_file");
+        assert!(h.contains("corral --no-read-guard tool edit_file '...'"), "{h}");
     }
 }

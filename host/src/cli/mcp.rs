@@ -90,7 +90,7 @@ async fn serve(args: &ServeArgs, g: &GlobalArgs) -> Result<i32, String> {
 
 /// Where the audit log goes: `--audit-log` (or the setting), or `.corral/audit.jsonl` under `--ci`.
 fn audit_path(env: &setup::Env, g: &GlobalArgs) -> Option<std::path::PathBuf> {
-    let ws = &env.session.roots.workspace().path;
+    let ws = &env.session.roots().workspace().path;
     match &env.settings.agent.audit_log {
         Some(p) => Some(ws.join(p)),
         None if g.ci => Some(ws.join(".corral/audit.jsonl")),
@@ -129,7 +129,7 @@ struct AuditLog {
 
 impl AuditLog {
     fn open(env: &setup::Env, path: &std::path::Path, transport: &str) -> Result<AuditLog, String> {
-        let ws = &env.session.roots.workspace().path;
+        let ws = &env.session.roots().workspace().path;
         let cannot = |e: std::io::Error| format!("cannot write the audit log {}: {e}", path.display());
         let mut file = audit::open_log(path, ws).map_err(cannot)?;
         let plugins = env.registry.plugins();
@@ -147,7 +147,7 @@ impl AuditLog {
             "mode": "mcp serve",
             "transport": transport,
             "policy": env.policy.as_ref().map(|p| json!({"path": p.path.display().to_string(), "sha256": p.sha256})),
-            "network": env.session.net.mode.as_str(),
+            "network": env.session.net().mode.as_str(),
             "plugins": plugins.iter()
                 .map(|p| json!({"name": p.info.name, "sha256": p.info.sha256, "granted": p.info.granted.names()}))
                 .collect::<Vec<_>>(),

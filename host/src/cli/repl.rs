@@ -120,7 +120,7 @@ pub async fn run(
         style.reset,
         cfg.model,
         cfg.base_url,
-        env.session.roots.workspace().path.display()
+        env.session.roots().workspace().path.display()
     );
     loop {
         let line = match editor.readline("› ") {
@@ -239,7 +239,7 @@ pub async fn run(
                 if r.outcome == crate::agent::Outcome::Done && !term.streamed_answer {
                     print!("{}", super::report::final_answer(&r.answer, style));
                 }
-                super::cron::between_turns(env.session.local.path(), &env.session.roots.workspace().path)
+                super::cron::between_turns(env.session.local().path(), &env.session.roots().workspace().path)
                     .await;
             }
         }
@@ -278,8 +278,8 @@ fn status(agent: &mut Agent<'_>, env: &Env, client: &Client) -> String {
     let c = agent.context_status();
     let t = &agent.totals;
     let cfg = client.config();
-    let todo = env.session.sections.get("todo").map(|b| unfinished_items(&b)).unwrap_or(0);
-    let waiting = env.session.local.read("continue.md").ok().flatten().is_some();
+    let todo = env.session.sections().get("todo").map(|b| unfinished_items(&b)).unwrap_or(0);
+    let waiting = env.session.local().read("continue.md").ok().flatten().is_some();
     let budget = match c.budget {
         Some(b) => format!("{} of a {b}-token budget ({}%)", c.estimate, c.estimate * 100 / b.max(1)),
         None => format!("{} (no budget: the window is unknown)", c.estimate),
@@ -297,7 +297,7 @@ fn status(agent: &mut Agent<'_>, env: &Env, client: &Client) -> String {
          session:    {}",
         cfg.model,
         cfg.base_url,
-        env.session.roots.workspace().path.display(),
+        env.session.roots().workspace().path.display(),
         t.turns,
         t.llm_calls,
         t.input_tokens,

@@ -139,7 +139,7 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     // A person at a terminal can answer (command approvals, questions), one-shot or not.
     let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     if interactive || (!ci && at_terminal) {
-        env.session.ask.set(Some(std::sync::Arc::new(asker::TerminalAsker)));
+        env.session.ask().set(Some(std::sync::Arc::new(asker::TerminalAsker)));
     }
     // Plugins described from the cache load their code in the background while the first
     // request is prepared and answered.
@@ -238,7 +238,7 @@ fn load_continue(env: &Env, warn: &mut dyn FnMut(String)) -> Option<String> {
     if !env.settings.agent.continue_file {
         return None;
     }
-    let local = &env.session.local;
+    let local = &env.session.local();
     match resume::load(local) {
         Ok(Some((text, age))) => {
             let old =
@@ -266,7 +266,7 @@ async fn ci_run(
     style: Style,
     mcp: Option<&crate::mcp::client::Manager>,
 ) -> i32 {
-    let ws = &env.session.roots.workspace().path;
+    let ws = &env.session.roots().workspace().path;
     let path = match &env.settings.agent.audit_log {
         Some(p) => ws.join(p),
         None => ws.join(".corral/audit.jsonl"),
@@ -292,11 +292,11 @@ async fn ci_run(
         model: client.config().model.clone(),
         task: task.to_string(),
         policy: env.policy.as_ref().map(|p| (p.path.display().to_string(), p.sha256.clone())),
-        network: env.session.net.mode.as_str().to_string(),
+        network: env.session.net().mode.as_str().to_string(),
         commands: serde_json::json!({
             "enabled": c.enabled(),
             "mode": c.mode,
-            "allowed": env.session.commands.allowed.iter()
+            "allowed": env.session.commands().allowed.iter()
                 .map(|(n, p)| serde_json::json!({"name": n, "path": p.display().to_string()}))
                 .collect::<Vec<_>>(),
             "yolo": c.yolo,
@@ -366,7 +366,7 @@ async fn one_shot(
             r.outcome.exit_code()
         }
         OutputFormat::StreamJson => {
-            let ws = env.session.roots.workspace().path.to_string_lossy().into_owned();
+            let ws = env.session.roots().workspace().path.to_string_lossy().into_owned();
             StreamJson::start(&model, &ws, task, agent.session_id());
             let r = observed(agent, task, &mut StreamJson, audit).await;
             jsonout::print_result(&r, &model);
@@ -393,5 +393,5 @@ fn may_write(env: &Env) -> bool {
     use crate::capabilities::grant::Capability;
     env.registry
         .tools()
-        .any(|(_, p)| env.session.granted.get(&p.info.name).contains(Capability::WorkspaceWrite))
+        .any(|(_, p)| env.session.granted().get(&p.info.name).contains(Capability::WorkspaceWrite))
 }

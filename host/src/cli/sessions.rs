@@ -82,7 +82,7 @@ pub fn begin(
     ci: bool,
 ) -> Result<Vec<String>, String> {
     let s = &env.settings;
-    let local = &env.session.local;
+    let local = &env.session.local();
     let r = retention(s);
     let (model, provider) = (client.config().model.clone(), provider_name(s));
     if ci && choice == Choice::Resume(None) {
@@ -133,7 +133,7 @@ pub fn begin(
                 schema_version: saved::SCHEMA_VERSION,
                 id: saved::new_id(),
                 created: jiff::Timestamp::now().to_string(),
-                workspace: env.session.roots.workspace().path.display().to_string(),
+                workspace: env.session.roots().workspace().path.display().to_string(),
                 model,
                 provider,
                 corral_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -262,7 +262,7 @@ fn listing_json(all: &[Summary]) -> String {
 /// The most recent sessions for the REPL's `/resume`.
 pub fn recent(env: &Env, current: Option<&str>) -> String {
     let r = retention(&env.settings);
-    match store::list(&env.session.local, r.max_file) {
+    match store::list(env.session.local(), r.max_file) {
         Ok(all) if all.is_empty() => "no saved sessions in this workspace yet".to_string(),
         Ok(all) => {
             let mut text = listing(&all[..all.len().min(10)]);

@@ -221,12 +221,12 @@ pub struct Base {
 impl Base {
     /// The workspace root, as opened.
     pub fn workspace(&self) -> &Path {
-        &self.session.roots.workspace().path
+        &self.session.roots().workspace().path
     }
 
     /// What may load under these settings and policy.
     pub fn load_rules(&self) -> LoadRules {
-        load_rules(&self.settings, self.policy.as_ref(), &self.session.net)
+        load_rules(&self.settings, self.policy.as_ref(), self.session.net())
     }
 }
 
@@ -252,27 +252,28 @@ pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
     let policy_ws = Policy { read_guard: settings.read_guard, undo: settings.undo, ..Policy::default() };
     let mut session = Session::new(roots, policy_ws, log::Sink::new(verbose));
     if let Some(state) = &state_dir {
-        let ws_real = &session.roots.workspace().path;
+        let ws_real = &session.roots().workspace().path;
         let dir = config::workspace_state_dir(state, ws_real);
         match crate::capabilities::local::Local::open(&dir, ws_real) {
-            Ok(local) => session.local = local,
+            Ok(local) => session.set_local(local),
             Err(e) => eprintln!(
                 "warning: cannot use the state folder {}: {e}; approvals, the continue note and history are not kept",
                 dir.display()
             ),
         }
     }
-    session.net = NetPolicy::from_settings(&settings.network).map_err(SetupError::Network)?;
-    let root_paths: Vec<PathBuf> = session.roots.all().iter().map(|r| r.path.clone()).collect();
-    session.commands =
-        CommandPolicy::from_settings(&settings.commands, &root_paths, &session.local, &|k: &str| {
+    session.set_net(NetPolicy::from_settings(&settings.network).map_err(SetupError::Network)?);
+    let root_paths: Vec<PathBuf> = session.roots().all().iter().map(|r| r.path.clone()).collect();
+    let mut commands =
+        CommandPolicy::from_settings(&settings.commands, &root_paths, session.local(), &|k: &str| {
             std::env::var_os(k)
         })
         .map_err(SetupError::Commands)?;
     // The command sandbox: corral's own folders stay out of reach, and a locked-down run refuses
     // to run commands unconfined unless the person or the policy accepts it.
-    session.commands.confine.hidden.extend(protected.iter().cloned());
-    session.commands.confine.required = ci || policy.is_some();
+    commands.confine.hidden.extend(protected.iter().cloned());
+    commands.confine.required = ci || policy.is_some();
+    session.set_commands(commands);
     if settings.commands.enabled()
         && let Some(why) = crate::capabilities::sandbox::probe().missing()
     {
@@ -287,7 +288,7 @@ pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
             }
         );
     }
-    session.plugin_settings = settings.plugin_settings.clone();
+    session.set_plugin_settings(settings.plugin_settings.clone());
     // Every secret the run holds is masked in everything it writes or shows.
     let named =
         settings.plugin_settings.values().flat_map(|t| t.iter()).filter(|(k, _)| config::is_secret_name(k));
@@ -353,7 +354,7 @@ pub async fn load(base: Base) -> Result<Env, SetupError> {
     }
     let Base { settings, policy, provenance, user_dir, cache_dir, session, runtime, trust } = base;
     let verbose = settings.output.verbose;
-    let ws_root = session.roots.workspace().path.clone();
+    let ws_root = session.roots().workspace().path.clone();
     // An untrusted project's plugins and skills are not even read.
     let project = trust.trusted().then_some(ws_root.as_path());
     let candidates = runtime::registry::discover(project, user_dir.as_deref(), &settings.extra_plugins)?;

@@ -39,13 +39,13 @@ pub fn run(list: bool, to: Option<u64>, force: bool, g: &GlobalArgs) -> i32 {
     };
     let s = &base.session;
     if list {
-        return match undo::list(s) {
+        return match undo::list(&s.undo()) {
             Ok(cps) => super::report::print(&listing(&cps)),
             Err(e) => refused(&e),
         };
     }
     let target = to.map_or(Target::Latest, Target::To);
-    match undo::restore(s, target, force) {
+    match undo::restore(&s.undo(), target, force) {
         Ok(r) => super::report::print(&crate::termtext::clean(&report(&r))),
         Err(e) => refused(&e),
     }
@@ -66,14 +66,14 @@ fn restore_asking(
     target: Target,
     confirm: &mut dyn FnMut(&str) -> bool,
 ) -> Result<Option<Restored>, UndoError> {
-    match undo::restore(s, target, false) {
+    match undo::restore(&s.undo(), target, false) {
         Err(UndoError::Changed { files, .. }) => {
             let question = format!(
                 "{} changed outside corral since: {}. Restore anyway, losing those changes? [y/N] ",
                 if files.len() == 1 { "This file" } else { "These files" },
                 crate::termtext::clean(&files.join(", "))
             );
-            if confirm(&question) { undo::restore(s, target, true).map(Some) } else { Ok(None) }
+            if confirm(&question) { undo::restore(&s.undo(), target, true).map(Some) } else { Ok(None) }
         }
         other => other.map(Some),
     }
@@ -89,7 +89,7 @@ pub fn repl(
     let target = match rewind {
         None => Target::Latest,
         Some(None) => {
-            return match undo::list(&session) {
+            return match undo::list(&session.undo()) {
                 Ok(cps) => listing(&cps),
                 Err(e) => format!("error: {e}\n"),
             };

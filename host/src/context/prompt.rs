@@ -77,7 +77,7 @@ impl StaticParts {
             .collect::<Vec<_>>()
             .join("\n");
         let roots = session
-            .roots
+            .roots()
             .all()
             .iter()
             .enumerate()
@@ -91,7 +91,7 @@ impl StaticParts {
             })
             .collect::<Vec<_>>()
             .join("\n");
-        let ws = &session.roots.workspace().path;
+        let ws = &session.roots().workspace().path;
         let instructions = if load_instructions { instruction_files(ws, warn) } else { String::new() };
         StaticParts {
             role: role.unwrap_or(ROLE).to_string(),

@@ -2,6 +2,7 @@
 //! store; the agent offers the tool and turns the text or error into a tool result.
 
 use super::{Ceiling, CronError, Job, Schedule, Store, local_zone};
+use corral_contract::{ErrorKind, error::error_text};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use std::path::Path;
@@ -51,7 +52,7 @@ fn text<'v>(args: &'v Value, key: &str) -> Result<Option<&'v str>, String> {
     match args.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.as_str())),
-        Some(_) => Err(format!("error (invalid-args): '{key}' must be a string")),
+        Some(_) => Err(error_text(ErrorKind::InvalidArgs, &format!("'{key}' must be a string"), None)),
     }
 }
 
@@ -59,23 +60,31 @@ fn text<'v>(args: &'v Value, key: &str) -> Result<Option<&'v str>, String> {
 pub fn run(ctx: &Ctx<'_>, args: &Value) -> Result<String, String> {
     let action = text(args, "action")?.unwrap_or("");
     if !ACTIONS.contains(&action) {
-        return Err(format!("error (invalid-args): 'action' must be one of {}", ACTIONS.join(", ")));
-    }
-    if ctx.ci && !matches!(action, "list" | "history") {
-        return Err(format!(
-            "error (denied): the cron tool cannot {action} jobs in CI mode (--ci or corral exec): a CI run leaves \
-             nothing behind that runs later. The person can manage jobs from a session without --ci, or list \
-             them with `corral cron list`."
+        return Err(error_text(
+            ErrorKind::InvalidArgs,
+            &format!("'action' must be one of {}", ACTIONS.join(", ")),
+            None,
         ));
     }
-    let store = Store::open(ctx.dir).map_err(|e| format!("error (io): {e}"))?;
+    if ctx.ci && !matches!(action, "list" | "history") {
+        return Err(error_text(
+            ErrorKind::Denied,
+            &format!(
+                "the cron tool cannot {action} jobs in CI mode (--ci or corral exec): a CI run leaves \
+             nothing behind that runs later. The person can manage jobs from a session without --ci, or list \
+             them with `corral cron list`."
+            ),
+            None,
+        ));
+    }
+    let store = Store::open(ctx.dir).map_err(|e| error_text(ErrorKind::Io, &e.to_string(), None))?;
     let fail = |e: CronError| match e {
         CronError::Schedule(_) | CronError::Timezone(_) | CronError::Invalid(_) => {
-            format!("error (invalid-args): {e}")
+            error_text(ErrorKind::InvalidArgs, &e.to_string(), None)
         }
-        CronError::NotFound(_) => format!("error (not-found): {e}"),
-        CronError::Exists(_) => format!("error (conflict): {e}"),
-        CronError::Io(_) | CronError::Store(_) => format!("error (io): {e}"),
+        CronError::NotFound(_) => error_text(ErrorKind::NotFound, &e.to_string(), None),
+        CronError::Exists(_) => error_text(ErrorKind::Conflict, &e.to_string(), None),
+        CronError::Io(_) | CronError::Store(_) => error_text(ErrorKind::Io, &e.to_string(), None),
     };
     let target = || -> Result<String, String> {
         if let Some(n) = text(args, "name")? {
@@ -83,7 +92,11 @@ pub fn run(ctx: &Ctx<'_>, args: &Value) -> Result<String, String> {
         }
         match args.get("job_id").and_then(Value::as_i64) {
             Some(id) => Ok(id.to_string()),
-            None => Err(format!("error (invalid-args): '{action}' needs the job's name (or job_id)")),
+            None => Err(error_text(
+                ErrorKind::InvalidArgs,
+                &format!("'{action}' needs the job's name (or job_id)"),
+                None,
+            )),
         }
     };
     match action {
@@ -109,7 +122,13 @@ pub fn run(ctx: &Ctx<'_>, args: &Value) -> Result<String, String> {
                 None | Some(Value::Null) => HISTORY_DEFAULT,
                 Some(v) => match v.as_u64() {
                     Some(n @ 1..) => (n as u32).min(HISTORY_MAX),
-                    _ => return Err("error (invalid-args): 'limit' must be a positive integer".into()),
+                    _ => {
+                        return Err(error_text(
+                            ErrorKind::InvalidArgs,
+                            "'limit' must be a positive integer",
+                            None,
+                        ));
+                    }
                 },
             };
             let job = match (text(args, "name")?, args.get("job_id").and_then(Value::as_i64)) {

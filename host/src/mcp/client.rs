@@ -118,7 +118,7 @@ impl Manager {
                     Ok(()) => State::Starting,
                     Err(why) if cfg.required => return Err(StartError { server: cfg.name.clone(), why }),
                     Err(why) => {
-                        session.log.push("host", "warn", &why);
+                        session.log().push("host", "warn", &why);
                         State::Failed(why)
                     }
                 }
@@ -246,7 +246,7 @@ async fn start_one(shared: Arc<Shared>, server: Arc<Server>) {
     match outcome {
         Ok(live) => set(&shared, &server, State::Ready(Arc::new(live))),
         Err(why) => {
-            shared.session.log.push(
+            shared.session.log().push(
                 "host",
                 "warn",
                 &format!("MCP server {} failed to start: {why}", server.cfg.name),

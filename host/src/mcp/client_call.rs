@@ -5,6 +5,7 @@ use super::client::{Live, Manager, Server, Shared, State, clean, lock, set};
 use super::client_result;
 use super::client_stdio::Child;
 use crate::agent::external::{CallFuture, ExternalResult, ExternalTool, ExternalTools};
+use corral_contract::{ErrorKind, error::error_text};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -45,7 +46,11 @@ impl Shared {
     async fn call(&self, name: &str, args: serde_json::Value) -> ExternalResult {
         let Some((server, live, remote)) = self.find(name) else {
             return ExternalResult {
-                content: format!("error (not-found): the MCP tool {name} is not available any more"),
+                content: error_text(
+                    ErrorKind::NotFound,
+                    &format!("the MCP tool {name} is not available any more"),
+                    None,
+                ),
                 is_error: true,
                 source: "mcp".into(),
             };
@@ -53,17 +58,21 @@ impl Shared {
         let source = format!("mcp:{}", server.cfg.name);
         let fail = |content: String| ExternalResult { content, is_error: true, source: source.clone() };
         let serde_json::Value::Object(map) = args else {
-            return fail("error (invalid-args): the arguments must be a JSON object".into());
+            return fail(error_text(ErrorKind::InvalidArgs, "the arguments must be a JSON object", None));
         };
         let mut params = rmcp::model::CallToolRequestParams::new(remote.clone());
         params.arguments = Some(map);
         let limit: Duration = server.cfg.tool_timeout;
         let who = format!("MCP server {}", server.cfg.name);
         match tokio::time::timeout(limit, live.service.call_tool(params)).await {
-            Err(_) => fail(format!(
-                "error (timeout): {who} did not answer {remote} within {} s (tool_timeout_sec); the call was \
+            Err(_) => fail(error_text(
+                ErrorKind::Timeout,
+                &format!(
+                    "{who} did not answer {remote} within {} s (tool_timeout_sec); the call was \
                  abandoned. Try another way, or ask the person to raise tool_timeout_sec",
-                limit.as_secs_f64()
+                    limit.as_secs_f64()
+                ),
+                None,
             )),
             Ok(Err(e)) => {
                 let mut why = clean(&e.to_string());
@@ -81,15 +90,21 @@ impl Shared {
                     why = format!("the connection to the server closed ({why})");
                     set(self, &server, State::Failed(why.clone()));
                 }
-                fail(format!(
-                    "error (mcp): {who} failed on {remote}: {why}. Its tools may be gone; carry on without them"
+                fail(error_text(
+                    ErrorKind::Mcp,
+                    &format!("{who} failed on {remote}: {why}. Its tools may be gone; carry on without them"),
+                    None,
                 ))
             }
             Ok(Ok(result)) => {
                 let text = client_result::text_of(&result);
                 let is_error = result.is_error.unwrap_or(false);
-                let text = if is_error { format!("error (tool): {who}: {}", clean(&text)) } else { text };
-                let ws = &self.session.roots.workspace().dir;
+                let text = if is_error {
+                    error_text(ErrorKind::Tool, &format!("{who}: {}", clean(&text)), None)
+                } else {
+                    text
+                };
+                let ws = &self.session.roots().workspace().dir;
                 ExternalResult { content: client_result::fit(ws, &text), is_error, source }
             }
         }

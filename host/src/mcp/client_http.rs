@@ -151,7 +151,7 @@ pub async fn connect(
     bearer_env: Option<&str>,
     headers: &BTreeMap<String, String>,
 ) -> Result<RunningService<RoleClient, ()>, String> {
-    let (domain, addrs) = crate::capabilities::http::check_host_url(&session.net, "this MCP server", url)
+    let (domain, addrs) = crate::capabilities::http::check_host_url(session.net(), "this MCP server", url)
         .await
         .map_err(|e| e.message)?;
     let mut builder = reqwest::Client::builder()

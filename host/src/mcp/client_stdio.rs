@@ -116,7 +116,7 @@ fn sandbox_spec(
     scratch: &Path,
     network: bool,
 ) -> Result<SandboxSpec, String> {
-    let roots = session.roots.all();
+    let roots = session.roots().all();
     let mut spec = SandboxSpec {
         read: roots.iter().map(|r| r.path.clone()).chain(c.read.iter().cloned()).collect(),
         write: roots.iter().filter(|r| r.writable).map(|r| r.path.clone()).collect(),
@@ -128,7 +128,7 @@ fn sandbox_spec(
     spec.read.push(program.to_path_buf());
     spec.read.push(cwd.to_path_buf());
     for root in roots.iter().filter(|r| r.writable) {
-        spec.protected.extend(paths::protected_in(&root.path, session.roots.protects_git())?);
+        spec.protected.extend(paths::protected_in(&root.path, session.roots().protects_git())?);
     }
     spec.write.push(scratch.to_path_buf());
     Ok(spec)
@@ -143,13 +143,13 @@ pub fn spawn(
 ) -> Result<(Child, ChildStdout, ChildStdin), String> {
     let program = resolve(l.command)?;
     let scratch = Scratch::create().map_err(|e| format!("cannot make the server's temp folder: {e}"))?;
-    let workspace = session.roots.workspace().path.clone();
+    let workspace = session.roots().workspace().path.clone();
     let cwd = l.cwd.map_or(workspace, Path::to_path_buf);
     let spec = sandbox_spec(session, confine, &program, &cwd, scratch.path(), l.network)?;
     let sandbox = match Sandbox::prepare(&spec) {
         Ok(s) => Some(Arc::new(s)),
         Err(SandboxError::Unavailable(why)) if confine.unsandboxed => {
-            session.log.push("host", "warn", &format!("MCP server runs WITHOUT the sandbox: {why}"));
+            session.log().push("host", "warn", &format!("MCP server runs WITHOUT the sandbox: {why}"));
             None
         }
         Err(e @ SandboxError::Unavailable(_)) => {

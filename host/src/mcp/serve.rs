@@ -121,7 +121,7 @@ impl Server {
         match small::cut_result(tool, &content, max_bytes, s.max_lines) {
             small::Cut::Whole => content,
             small::Cut::Paged(p) => p,
-            small::Cut::Preview(p) => match clean::spill(&s.session.roots.workspace().dir, &content) {
+            small::Cut::Preview(p) => match clean::spill(&s.session.roots().workspace().dir, &content) {
                 Ok(path) => small::with_pointer(&p, &path, content.len()),
                 Err(_) => format!("{p}[output cut to --max-output-kb; the rest could not be saved]"),
             },

@@ -99,11 +99,11 @@ impl Runtime {
         };
         match view {
             View::Roots | View::SkillRoots => {
-                for root in session.roots.all() {
+                for root in session.roots().all() {
                     preopen(&mut b, &root.path)?;
                 }
                 if *view == View::SkillRoots {
-                    b.env(WORKSPACE_VAR, session.roots.workspace().path.to_string_lossy());
+                    b.env(WORKSPACE_VAR, session.roots().workspace().path.to_string_lossy());
                 }
             }
             View::Folder(dir) => {

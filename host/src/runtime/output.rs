@@ -3,47 +3,8 @@
 
 use crate::wit::types as wit;
 
-/// Why a call failed: the plugin's own kinds, plus the host's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    InvalidArgs,
-    NotFound,
-    PermissionDenied,
-    Conflict,
-    Io,
-    TooLarge,
-    Timeout,
-    Unsupported,
-    Internal,
-    Other,
-    /// The plugin trapped (a panic, an abort, a stack overflow).
-    Crashed,
-    /// The plugin needed more memory than its cap.
-    OutOfMemory,
-    /// The plugin returned something the host could not read.
-    Malformed,
-}
-
-impl ErrorKind {
-    /// The kind's name as shown to users and models.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::InvalidArgs => "invalid-args",
-            ErrorKind::NotFound => "not-found",
-            ErrorKind::PermissionDenied => "permission-denied",
-            ErrorKind::Conflict => "conflict",
-            ErrorKind::Io => "io",
-            ErrorKind::TooLarge => "too-large",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::Unsupported => "unsupported",
-            ErrorKind::Internal => "internal",
-            ErrorKind::Other => "other",
-            ErrorKind::Crashed => "crashed",
-            ErrorKind::OutOfMemory => "out-of-memory",
-            ErrorKind::Malformed => "malformed-result",
-        }
-    }
-}
+/// Why a call failed: the plugin's own kinds, plus the host's (names and text in `contract`).
+pub use corral_contract::ErrorKind;
 
 /// A failed call.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,7 +1,8 @@
 //! Reading the `command` argument: an argument array, a JSON-encoded array in a string, or a
-//! plain string split into words the way a shell would split it, as long as it uses nothing
-//! a shell would interpret (pipes, redirections, variables, globs, ...).
+//! plain string split into words the way a shell would split it (the contract's shell words),
+//! as long as it uses nothing a shell would interpret (pipes, redirections, variables, globs, ...).
 
+use corral_plugin_sdk::contract::words::{self, Syntax, WordsError};
 use corral_plugin_sdk::{ToolError, Value};
 
 /// What the model asked to run.
@@ -11,84 +12,6 @@ pub enum Command {
     Argv(Vec<String>),
     /// A line that needs a shell; `syntax` is the first shell construct found.
     Shell { line: String, syntax: String },
-}
-
-/// The shell construct at the start of `rest`, if any (outside quotes).
-fn construct(c: char, next: Option<char>, word_start: bool) -> Option<String> {
-    match c {
-        '|' | '&' | ';' | '<' | '>' => Some(if next == Some(c) { format!("{c}{c}") } else { c.to_string() }),
-        '(' | ')' | '`' | '*' | '?' | '[' | ']' | '{' | '}' | '\n' => Some(c.escape_default().to_string()),
-        '$' => Some("$".into()),
-        '~' | '#' if word_start => Some(c.to_string()),
-        _ => None,
-    }
-}
-
-/// Splits `line` into words, honouring single quotes, double quotes and backslashes as a
-/// POSIX shell does. `Err` names the first construct only a shell could run.
-pub fn split(line: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(ch) => word.push(ch),
-                        None => return Err("an unclosed ' quote".into()),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(e @ ('"' | '\\')) => word.push(e),
-                            Some('$') | Some('`') => return Err("a \\$ or \\` escape".into()),
-                            Some(other) => {
-                                word.push('\\');
-                                word.push(other);
-                            }
-                            None => return Err("an unclosed \" quote".into()),
-                        },
-                        Some(ch @ ('$' | '`')) => return Err(ch.to_string()),
-                        Some(ch) => word.push(ch),
-                        None => return Err("an unclosed \" quote".into()),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                match chars.next() {
-                    Some('\n') | None => return Err("a trailing \\".into()),
-                    Some(ch) => word.push(ch),
-                }
-            }
-            c => {
-                if let Some(found) = construct(c, chars.peek().copied(), !in_word) {
-                    return Err(found);
-                }
-                in_word = true;
-                word.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    Ok(words)
 }
 
 fn strings(items: &[Value]) -> Result<Vec<String>, ToolError> {
@@ -126,11 +49,13 @@ pub fn parse(command: &Value) -> Result<Command, ToolError> {
             if line.is_empty() {
                 return Err(ToolError::invalid_args("'command' is empty"));
             }
-            match split(line) {
+            match words::split(line, Syntax::Refuse) {
                 Ok(words) => {
                     strings(&words.into_iter().map(Value::String).collect::<Vec<_>>()).map(Command::Argv)
                 }
-                Err(syntax) => Ok(Command::Shell { line: line.to_string(), syntax }),
+                Err(WordsError::Shell(syntax)) => Ok(Command::Shell { line: line.to_string(), syntax }),
+                Err(e) => Err(ToolError::invalid_args(format!("'command' has {e}"))
+                    .with_hint("close the quote (or escape the backslash), or pass the command as an array")),
             }
         }
         _ => {
@@ -171,6 +96,15 @@ mod tests {
     }
 
     #[test]
+    fn an_unclosed_quote_is_a_mistake_to_fix_not_shell_syntax() {
+        let e = parse(&json!("echo 'unclosed")).unwrap_err();
+        assert_eq!(e.message, "'command' has an unclosed single quote");
+        assert!(e.hint.unwrap().contains("as an array"));
+        let e = parse(&json!(r"echo a\")).unwrap_err();
+        assert_eq!(e.message, "'command' has a backslash at the end that escapes nothing");
+    }
+
+    #[test]
     fn shell_syntax_is_recognised_and_named() {
         let cases = [
             ("ls | wc -l", "|"),
@@ -182,7 +116,6 @@ mod tests {
             ("cat ~/.ssh/id_rsa", "~"),
             ("echo `id`", "`"),
             ("a; b", ";"),
-            ("echo 'unclosed", "an unclosed ' quote"),
             ("ls # comment", "#"),
         ];
         for (line, syntax) in cases {

@@ -129,20 +129,9 @@ impl Output {
     }
 }
 
-/// Why a call failed (mirrors the WIT `error-kind` enum).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
-    InvalidArgs,
-    NotFound,
-    PermissionDenied,
-    Conflict,
-    Io,
-    TooLarge,
-    Timeout,
-    Unsupported,
-    Internal,
-    Other,
-}
+/// Why a call failed: the contract's kinds (the WIT `error-kind` and the host's own). A plugin
+/// returns one of [`ErrorKind::PLUGIN`]; a kind only the host gives reaches it as `other`.
+pub use corral_contract::ErrorKind;
 
 /// A failed call, written for the model: what went wrong and what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,7 +166,16 @@ impl ToolError {
             ErrorKind::Timeout => wit::ErrorKind::Timeout,
             ErrorKind::Unsupported => wit::ErrorKind::Unsupported,
             ErrorKind::Internal => wit::ErrorKind::Internal,
-            ErrorKind::Other => wit::ErrorKind::Other,
+            ErrorKind::Other
+            | ErrorKind::Crashed
+            | ErrorKind::OutOfMemory
+            | ErrorKind::Malformed
+            | ErrorKind::Denied
+            | ErrorKind::NotAllowed
+            | ErrorKind::Interrupted
+            | ErrorKind::BranchFailed
+            | ErrorKind::Mcp
+            | ErrorKind::Tool => wit::ErrorKind::Other,
         };
         wit::ToolError { kind, message: self.message, hint: self.hint }
     }
@@ -190,5 +188,22 @@ impl std::fmt::Display for ToolError {
             write!(f, " ({h})")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_plugin_kind_crosses_as_the_wit_kind_in_its_place_and_host_kinds_as_other() {
+        // `ErrorKind::PLUGIN` lists the kinds in the WIT enum's order.
+        for (i, k) in ErrorKind::PLUGIN.into_iter().enumerate() {
+            let e = ToolError::new(k, "m").with_hint("h").into_wit();
+            assert_eq!((e.kind as usize, e.message.as_str(), e.hint.as_deref()), (i, "m", Some("h")), "{k}");
+        }
+        for k in ErrorKind::HOST {
+            assert_eq!(ToolError::new(k, "m").into_wit().kind, wit::ErrorKind::Other, "{k}");
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! Reading `SKILL.md`: the front matter between two `---` lines (`name` and `description`
 //! required, other keys ignored) and the instructions after it, with the naming rules.
 
-/// Longest skill name, in characters.
-pub const NAME_MAX: usize = 64;
+/// The skill-name rule, the one the host checks too.
+pub use corral_plugin_sdk::contract::skill::{NAME_MAX, check_name};
 /// Longest description, in characters.
 pub const DESCRIPTION_MAX: usize = 1024;
 
@@ -13,29 +13,6 @@ pub struct SkillDoc {
     pub description: String,
     /// The instructions: everything after the front matter, without surrounding blank lines.
     pub body: String,
-}
-
-/// Checks a skill name: 1 to 64 lowercase ASCII letters and digits with single `-` between
-/// them. The error says which rule was broken.
-pub fn check_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("the name is empty".into());
-    }
-    if name.chars().count() > NAME_MAX {
-        return Err(format!("the name '{name}' is longer than {NAME_MAX} characters"));
-    }
-    if let Some(c) = name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')) {
-        return Err(format!(
-            "the name '{name}' contains '{c}'; use only lowercase letters a-z, digits and '-'"
-        ));
-    }
-    if name.starts_with('-') || name.ends_with('-') {
-        return Err(format!("the name '{name}' must start and end with a letter or digit"));
-    }
-    if name.contains("--") {
-        return Err(format!("the name '{name}' contains '--'; use single hyphens"));
-    }
-    Ok(())
 }
 
 /// Parses `text` (the whole `SKILL.md`) of the skill in directory `dir_name`.

@@ -7,6 +7,7 @@ mod group;
 mod running;
 
 pub use args::{Args, MAX_TURNS, parse};
+use corral_contract::{ErrorKind, error::error_text};
 use running::Entry;
 pub use running::{Running, RunningBranch};
 
@@ -135,7 +136,7 @@ impl Parent<'_, '_> {
         let started = Instant::now();
         let args = match parse(&call.arguments) {
             Ok(a) => a,
-            Err(e) => return CallOutcome::refused(format!("error (invalid-args): {e}")),
+            Err(e) => return CallOutcome::refused(error_text(ErrorKind::InvalidArgs, &e.to_string(), None)),
         };
         let entry = self.running.begin(&args.description);
         let id = entry.id();
@@ -184,9 +185,13 @@ impl Parent<'_, '_> {
                     return (
                         End::Error,
                         turn,
-                        format!(
-                            "error (branch-failed): {id} stopped in turn {turn}: its model call failed: {e}. Nothing \
+                        error_text(
+                            ErrorKind::BranchFailed,
+                            &format!(
+                                "{id} stopped in turn {turn}: its model call failed: {e}. Nothing \
                              it found is kept; carry on without it or start another branch"
+                            ),
+                            None,
                         ),
                     );
                 }
@@ -202,13 +207,15 @@ impl Parent<'_, '_> {
             for c in &response.tool_calls {
                 let outcome = if offered.contains(&c.name.as_str()) {
                     let mut o = self.tools.call(c).await;
-                    self.tools.session.snapshot.note_call(&c.name, self.tools.is_read_only(&c.name));
+                    self.tools.session.snapshot().note_call(&c.name, self.tools.is_read_only(&c.name));
                     if o.effects.iter().any(|e| matches!(e, Effect::SnapshotRestore(_))) {
                         // The scope to collapse is the parent's conversation, which a branch does not hold.
-                        o.content =
-                            "error (not-allowed): a branch cannot restore a snapshot: its context is \
-                                     dropped when it ends anyway. Put what you learned in your final answer"
-                                .into();
+                        o.content = error_text(
+                            ErrorKind::NotAllowed,
+                            "a branch cannot restore a snapshot: its context is dropped when it ends anyway. \
+                                 Put what you learned in your final answer",
+                            None,
+                        );
                         o.is_error = true;
                     }
                     o
@@ -257,7 +264,11 @@ fn not_offered(name: &str, allow_writes: bool, offered: &[&str]) -> String {
     } else {
         "this branch runs with read-only tools only (it was started without allow_writes)".to_string()
     };
-    format!("error (not-allowed): '{shown}' is not available: {why}. Its tools are: {}.", offered.join(", "))
+    error_text(
+        ErrorKind::NotAllowed,
+        &format!("'{shown}' is not available: {why}. Its tools are: {}.", offered.join(", ")),
+        None,
+    )
 }
 
 /// The longest prefix of `text` of at most `max` bytes, marked when cut.

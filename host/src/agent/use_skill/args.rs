@@ -3,6 +3,7 @@
 //! string (comma-separated paths; a command line split like a shell would, without
 //! expansion) or as an array of strings.
 
+use corral_contract::words::{self, Syntax};
 use serde_json::Value;
 
 /// What the model asked for.
@@ -100,66 +101,10 @@ fn strings(a: &[Value]) -> Result<Vec<String>, String> {
         .collect()
 }
 
-/// Splits a command line into words: whitespace separates, `'...'` is literal, `"..."`
-/// honours `\"` and `\\`, a backslash outside quotes escapes the next character. Nothing is
-/// expanded: there is no shell.
-pub fn split_words(line: &str) -> Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => cur.push(c),
-                        None => return Err("'args' has an unclosed single quote".into()),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c @ ('"' | '\\')) => cur.push(c),
-                            Some(c) => {
-                                cur.push('\\');
-                                cur.push(c);
-                            }
-                            None => return Err("'args' has an unclosed double quote".into()),
-                        },
-                        Some(c) => cur.push(c),
-                        None => return Err("'args' has an unclosed double quote".into()),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(c) = chars.next() {
-                    cur.push(c);
-                }
-            }
-            c => {
-                in_word = true;
-                cur.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(cur);
-    }
-    Ok(words)
+/// Splits a script's command line into words by the contract's shell-word rules, with nothing
+/// special but quotes and backslashes: the words go to the script, no shell sees them.
+fn split_words(line: &str) -> Result<Vec<String>, String> {
+    words::split(line, Syntax::Literal).map_err(|e| format!("'args' has {e}"))
 }
 
 #[cfg(test)]
@@ -214,5 +159,8 @@ mod tests {
         assert_eq!(split_words("  ").unwrap(), Vec::<String>::new());
         assert_eq!(split_words("a 'b").unwrap_err(), "'args' has an unclosed single quote");
         assert_eq!(split_words("a \"b").unwrap_err(), "'args' has an unclosed double quote");
+        let e = split_words("a b\\").unwrap_err();
+        assert_eq!(e, "'args' has a backslash at the end that escapes nothing");
+        assert_eq!(split_words("a|b $X").unwrap(), ["a|b", "$X"], "nothing is shell syntax here");
     }
 }

@@ -4,12 +4,13 @@
 
 pub mod args;
 
-use super::call::{CallOutcome, error_text, parse_arguments};
+use super::call::{CallOutcome, parse_arguments, tool_error_text};
 use crate::capabilities::effects::Effect;
 use crate::llm::ToolDef;
 use crate::runtime::skills::{Ctx, Skill, SkillSet, closest_first, rules};
 use crate::runtime::{ToolError, ToolOutput};
 use args::{Action, Request};
+use corral_contract::{ErrorKind, error::error_text};
 use serde_json::json;
 use std::time::Instant;
 
@@ -62,16 +63,20 @@ type Answer = Result<(String, String), (String, Option<String>)>;
 
 /// `effects`: what a script did that the loop acts on (a skill script may use the context).
 async fn run(skills: &SkillSet, ctx: Ctx<'_>, raw_args: &str, effects: &mut Vec<Effect>) -> Answer {
-    let invalid = |e: String| (format!("error (invalid-args): {e}"), None);
+    let invalid = |e: String| (error_text(ErrorKind::InvalidArgs, &e.to_string(), None), None);
     let value = parse_arguments(raw_args).map_err(invalid)?;
     let Request { name, action } = args::parse(&value).map_err(invalid)?;
     let Some(skill) = skills.get(&name) else {
         let shown: String = name.chars().take(80).collect();
         let known = skills.closest(&name);
         return Err((
-            format!(
-                "error (not-found): there is no skill named '{shown}'. The skills are, closest first: {}.",
-                known.join(", ")
+            error_text(
+                ErrorKind::NotFound,
+                &format!(
+                    "there is no skill named '{shown}'. The skills are, closest first: {}.",
+                    known.join(", ")
+                ),
+                None,
             ),
             None,
         ));
@@ -97,7 +102,7 @@ fn cap(text: String, limit: usize) -> String {
 }
 
 fn err(e: &ToolError) -> String {
-    error_text(e)
+    tool_error_text(e)
 }
 
 async fn activate(skills: &SkillSet, ctx: Ctx<'_>, skill: &Skill) -> Result<String, String> {
@@ -139,7 +144,9 @@ async fn load(skills: &SkillSet, ctx: Ctx<'_>, skill: &Skill, paths: &[String]) 
     let mut checked = Vec::with_capacity(paths.len());
     for p in paths {
         checked.push(
-            rules::check_resource_path(p).map_err(|e| format!("error (invalid-args): {e}"))?.to_string(),
+            rules::check_resource_path(p)
+                .map_err(|e| error_text(ErrorKind::InvalidArgs, &e.to_string(), None))?
+                .to_string(),
         );
     }
     let files = skills.resources(ctx, skill).await.result.map_err(|e| err(&e))?;
@@ -151,7 +158,11 @@ async fn load(skills: &SkillSet, ctx: Ctx<'_>, skill: &Skill, paths: &[String]) 
         } else {
             format!("its files are, closest first: {}", near.join(", "))
         };
-        return Err(format!("error (not-found): skill '{}' has no file '{missing}'; {list}.", skill.name));
+        return Err(error_text(
+            ErrorKind::NotFound,
+            &format!("skill '{}' has no file '{missing}'; {list}.", skill.name),
+            None,
+        ));
     }
     let mut out = String::new();
     for path in &checked {
@@ -178,18 +189,26 @@ async fn script_run(
     argv: &[String],
     effects: &mut Vec<Effect>,
 ) -> Result<String, String> {
-    rules::check_script_name(script).map_err(|e| format!("error (invalid-args): {e}"))?;
+    rules::check_script_name(script).map_err(|e| error_text(ErrorKind::InvalidArgs, &e.to_string(), None))?;
     let scripts = skills.scripts(ctx, skill).await.result.map_err(|e| err(&e))?;
     let names: Vec<&str> = scripts.iter().map(|(n, _)| n.as_str()).collect();
     let Some(name) = resolve_script(script, &names) else {
         let shown: String = script.chars().take(80).collect();
         if names.is_empty() {
-            return Err(format!("error (not-found): skill '{}' has no scripts.", skill.name));
+            return Err(error_text(
+                ErrorKind::NotFound,
+                &format!("skill '{}' has no scripts.", skill.name),
+                None,
+            ));
         }
-        return Err(format!(
-            "error (not-found): skill '{}' has no script '{shown}'; its scripts are, closest first: {}.",
-            skill.name,
-            closest_first(script, names.iter().copied()).join(", ")
+        return Err(error_text(
+            ErrorKind::NotFound,
+            &format!(
+                "skill '{}' has no script '{shown}'; its scripts are, closest first: {}.",
+                skill.name,
+                closest_first(script, names.iter().copied()).join(", ")
+            ),
+            None,
         ));
     };
     let report = skills.run_script(ctx, skill, name, argv).await;

@@ -20,7 +20,6 @@ mod tests;
 
 pub use policy::{HostPattern, MAX_BODY, NetMode, NetPolicy, PrivateException, plugin_patterns};
 
-use super::Session;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -82,13 +81,20 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
+/// What one plugin's fetches may use (`Session::http`): the session's network policy and the
+/// plugin's own `allow_hosts` setting. Owned, because the fetch runs as a task of its own.
+#[derive(Debug, Clone)]
+pub struct View {
+    pub net: Arc<NetPolicy>,
+    pub allow_hosts: Option<String>,
+}
+
 /// Fetches `req` for `plugin` under the session's policy. The work runs as its own tokio
 /// task (TLS and DNS need more stack than a plugin call's fiber should lend).
-pub async fn fetch(session: Arc<Session>, plugin: Arc<str>, req: Request) -> Result<Response, HttpError> {
+pub async fn fetch(view: View, plugin: Arc<str>, req: Request) -> Result<Response, HttpError> {
     // The caller's `http` grant was checked by the host function (host_impl) before this.
     let mut task = AbortOnDrop(tokio::spawn(async move {
-        let allow = session.plugin_settings.get(&*plugin).and_then(|s| s.get("allow_hosts")).cloned();
-        fetch::run(&session.net, &plugin, allow.as_deref(), req).await
+        fetch::run(&view.net, &plugin, view.allow_hosts.as_deref(), req).await
     }));
     match (&mut task.0).await {
         Ok(result) => result,

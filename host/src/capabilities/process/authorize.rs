@@ -1,23 +1,22 @@
 //! Whether a plugin may run a command now: its grant, the mode, the allowlist, and in `ask`
 //! mode the person's answer (remembered when it is "always").
 
-use super::{Code, Mode, ProcError, Request, approve, argrules, resolve, shown};
-use crate::capabilities::Session;
+use super::{Code, Mode, ProcError, Request, View, approve, argrules, resolve, shown};
 use crate::capabilities::grant::Capability;
 use std::path::PathBuf;
 
 const ENABLE: &str = "the user can enable commands with --allowed-commands LIST, --commands ask or --yolo";
 
 /// Approves a command that is not on the allowlist in `ask` mode (remembering "always").
-fn approve(session: &Session, shown: &str, bucket: &str, cwd: Option<&str>) -> Result<(), ProcError> {
-    let p = &session.commands;
+fn approve(session: &View<'_>, shown: &str, bucket: &str, cwd: Option<&str>) -> Result<(), ProcError> {
+    let p = session.commands;
     if p.approvals.contains(bucket) {
         return Ok(());
     }
-    let answer = approve::ask(&session.ask, shown, bucket, cwd.unwrap_or("the workspace root"))
+    let answer = approve::ask(session.ask, shown, bucket, cwd.unwrap_or("the workspace root"))
         .map_err(|m| ProcError::new(Code::Denied, m))?;
     if answer == approve::Answer::Always
-        && let Err(e) = p.approvals.add(&session.local, bucket)
+        && let Err(e) = p.approvals.add(session.local, bucket)
     {
         session.log.push("host", "warn", &format!("cannot save the approval of `{bucket}`: {e}"));
     }
@@ -26,9 +25,9 @@ fn approve(session: &Session, shown: &str, bucket: &str, cwd: Option<&str>) -> R
 
 /// Checks that `plugin` may run `req` now and returns the program to execute. In `ask` mode
 /// this may wait for the person.
-pub fn authorize(session: &Session, plugin: &str, req: &Request) -> Result<PathBuf, ProcError> {
+pub fn authorize(session: &View<'_>, plugin: &str, req: &Request) -> Result<PathBuf, ProcError> {
     session.granted.check(plugin, Capability::Process).map_err(|m| ProcError::new(Code::Denied, m))?;
-    let p = &session.commands;
+    let p = session.commands;
     if p.mode == Mode::Off {
         return Err(ProcError::new(Code::Denied, format!("running commands is off; {ENABLE}")));
     }
@@ -97,13 +96,13 @@ pub fn authorize(session: &Session, plugin: &str, req: &Request) -> Result<PathB
 
 /// Checks that `plugin` may run the shell line `line` (yolo only; asked in `ask` mode).
 pub fn authorize_shell(
-    session: &Session,
+    session: &View<'_>,
     plugin: &str,
     line: &str,
     cwd: Option<&str>,
 ) -> Result<(), ProcError> {
     session.granted.check(plugin, Capability::Process).map_err(|m| ProcError::new(Code::Denied, m))?;
-    let p = &session.commands;
+    let p = session.commands;
     if p.mode == Mode::Off {
         return Err(ProcError::new(Code::Denied, format!("running commands is off; {ENABLE}")));
     }

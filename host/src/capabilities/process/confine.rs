@@ -2,8 +2,7 @@
 //! toolchains, the person's additions, a scratch folder), and what happens when this system
 //! cannot confine it (a warning once, or a refusal in CI and under a policy).
 
-use super::{Code, ProcError};
-use crate::capabilities::Session;
+use super::{Code, ProcError, View};
 use crate::capabilities::sandbox::{Sandbox, SandboxError, SandboxSpec, paths};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -109,7 +108,7 @@ impl Drop for Scratch {
 }
 
 /// The sandbox spec of `program` run in `session` with scratch folder `scratch`.
-pub fn spec(session: &Session, program: &Path, scratch: &Path) -> Result<SandboxSpec, ProcError> {
+pub fn spec(session: &View<'_>, program: &Path, scratch: &Path) -> Result<SandboxSpec, ProcError> {
     let c = &session.commands.confine;
     let roots = session.roots.all();
     let mut spec = SandboxSpec {
@@ -133,7 +132,7 @@ pub fn spec(session: &Session, program: &Path, scratch: &Path) -> Result<Sandbox
 
 /// The sandbox for one command and its scratch folder; `None` for the sandbox when it is
 /// unavailable and running unconfined is allowed (warned about once).
-pub fn prepare(session: &Session, program: &Path) -> Result<(Option<Arc<Sandbox>>, Scratch), ProcError> {
+pub fn prepare(session: &View<'_>, program: &Path) -> Result<(Option<Arc<Sandbox>>, Scratch), ProcError> {
     let scratch = Scratch::create()
         .map_err(|e| ProcError::new(Code::Io, format!("cannot make the command's temp folder: {e}")))?;
     let c = &session.commands.confine;

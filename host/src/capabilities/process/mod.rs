@@ -26,7 +26,25 @@ pub use authorize::{authorize, authorize_shell};
 pub use policy::CommandPolicy;
 pub use run::run;
 
+use super::context::AskChannel;
+use super::grant::Granted;
+use super::local::Local;
+use super::log::Sink;
+use super::roots::Roots;
 use std::time::Duration;
+
+/// What the `process` interface may touch (`Session::process`): the plugins' grants, the
+/// command policy, the person (approvals) and where "always" answers are kept, the roots
+/// (working directories, the sandbox) and the log.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    pub roots: &'a Roots,
+    pub commands: &'a CommandPolicy,
+    pub granted: &'a Granted,
+    pub ask: &'a AskChannel,
+    pub local: &'a Local,
+    pub log: &'a Sink,
+}
 
 /// The timeout when a call gives none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);

@@ -1,14 +1,15 @@
 //! Running an authorized command: the working directory opened through the roots, the
 //! program run in its own task, and its output cleaned, capped and spilled when long.
 
-use super::{Code, DEFAULT_TIMEOUT, MAX_TIMEOUT, Output, ProcError, Request, clean, confine, shown, spawn};
-use crate::capabilities::{ErrorCode, Session, WsError};
+use super::{
+    Code, DEFAULT_TIMEOUT, MAX_TIMEOUT, Output, ProcError, Request, View, clean, confine, shown, spawn,
+};
+use crate::capabilities::{ErrorCode, WsError};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 /// Opens the working directory through the roots (escapes refused) and shows it.
-fn open_cwd(session: &Session, cwd: Option<&str>) -> Result<(cap_std::fs::Dir, String), ProcError> {
-    let roots = &session.roots;
+fn open_cwd(session: &View<'_>, cwd: Option<&str>) -> Result<(cap_std::fs::Dir, String), ProcError> {
+    let roots = session.roots;
     let Some(input) = cwd.filter(|c| !c.is_empty() && *c != ".") else {
         let dir = roots.workspace().dir.try_clone().map_err(|e| ProcError::new(Code::Io, e.to_string()))?;
         return Ok((dir, ".".into()));
@@ -36,7 +37,7 @@ fn open_cwd(session: &Session, cwd: Option<&str>) -> Result<(cap_std::fs::Dir, S
 }
 
 /// Turns what the program wrote into the inline output, saving all of it when it is long.
-fn shape(session: &Session, title: &str, f: spawn::Finished) -> Result<Output, ProcError> {
+fn shape(session: &View<'_>, title: &str, f: spawn::Finished) -> Result<Output, ProcError> {
     let out = clean::strip_controls(&String::from_utf8_lossy(&f.stdout.bytes));
     let err = clean::strip_controls(&String::from_utf8_lossy(&f.stderr.bytes));
     let mut spilled = None;
@@ -82,7 +83,7 @@ impl<T> Drop for AbortOnDrop<T> {
 
 /// Runs `program` (from [`authorize`]) with `req`'s arguments, working directory, stdin and
 /// timeout. The work runs as its own task; dropping the call kills the process group.
-pub async fn run(session: Arc<Session>, program: PathBuf, req: Request) -> Result<Output, ProcError> {
+pub async fn run(session: &View<'_>, program: PathBuf, req: Request) -> Result<Output, ProcError> {
     let timeout = match req.timeout {
         Some(t) if t.is_zero() => {
             return Err(ProcError::new(Code::Invalid, "the timeout must be at least 1 ms"));
@@ -90,9 +91,9 @@ pub async fn run(session: Arc<Session>, program: PathBuf, req: Request) -> Resul
         Some(t) => t.min(MAX_TIMEOUT),
         None => DEFAULT_TIMEOUT,
     };
-    let (cwd, _) = open_cwd(&session, req.cwd.as_deref())?;
+    let (cwd, _) = open_cwd(session, req.cwd.as_deref())?;
     let title = shown(&req.program, &req.args);
-    let (sandbox, scratch) = confine::prepare(&session, &program)?;
+    let (sandbox, scratch) = confine::prepare(session, &program)?;
     let mut env = session.commands.env.clone();
     env.retain(|(k, _)| k != "TMPDIR");
     env.push(("TMPDIR".into(), scratch.path().into()));
@@ -115,5 +116,5 @@ pub async fn run(session: Arc<Session>, program: PathBuf, req: Request) -> Resul
         }
         Err(e) => return Err(ProcError::new(Code::Io, format!("the command failed inside the host: {e}"))),
     };
-    shape(&session, &title, finished)
+    shape(session, &title, finished)
 }

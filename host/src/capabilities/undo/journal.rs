@@ -1,8 +1,9 @@
 //! The live side of undo: before a change the workspace functions capture what the path was,
 //! after it they commit it into the checkpoint of the model turn in progress (one per turn).
 
+use super::View;
 use super::store::{Bounds, Checkpoint, Entry, State, Store, hash};
-use crate::capabilities::{Located, Session};
+use crate::capabilities::Located;
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 use std::io::{self, Read};
@@ -173,14 +174,14 @@ pub(super) fn observe(dir: &Dir, rel: &Path, keep: u64) -> io::Result<(State, Op
 
 /// Captures what `loc` is before a change. Nothing is kept when the workspace has no state
 /// folder (then nothing can be undone and no tool offers it).
-pub fn capture(s: &Session, loc: &Located, shown: &str) -> Option<Captured> {
+pub fn capture(s: &View<'_>, loc: &Located, shown: &str) -> Option<Captured> {
     s.local.path()?;
-    let g = s.undo.lock();
+    let g = s.journal.lock();
     let path = shown.to_string();
     if g.open.as_ref().is_some_and(|cp| cp.entry(&path).is_some()) {
         return Some(Captured { loc: loc.clone(), path, first: None });
     }
-    let bounds: Bounds = s.policy.undo;
+    let bounds: Bounds = s.bounds;
     let used = g.open.as_ref().map_or(0, Checkpoint::bytes);
     let room = bounds.max_bytes.saturating_sub(used);
     drop(g);
@@ -223,11 +224,11 @@ pub fn capture(s: &Session, loc: &Located, shown: &str) -> Option<Captured> {
 
 /// Records the changes just made to the captured paths in the turn's checkpoint (making it
 /// on the first change). Returns a note for the tool's result when a change cannot be undone.
-pub fn commit(s: &Session, captured: Vec<Captured>) -> Option<String> {
+pub fn commit(s: &View<'_>, captured: Vec<Captured>) -> Option<String> {
     if captured.is_empty() {
         return None;
     }
-    let mut g = s.undo.lock();
+    let mut g = s.journal.lock();
     let result = commit_locked(s, &mut g, &captured);
     if g.label.is_none() {
         // A change outside a model turn is a checkpoint of its own.
@@ -249,9 +250,9 @@ pub fn commit(s: &Session, captured: Vec<Captured>) -> Option<String> {
     }
 }
 
-fn commit_locked(s: &Session, g: &mut Inner, captured: &[Captured]) -> io::Result<Vec<String>> {
+fn commit_locked(s: &View<'_>, g: &mut Inner, captured: &[Captured]) -> io::Result<Vec<String>> {
     if g.store.is_none() {
-        g.store = Store::open(&s.local)?;
+        g.store = Store::open(s.local)?;
     }
     let Some(store) = g.store.as_ref() else { return Ok(Vec::new()) };
     if g.open.is_none() {
@@ -260,7 +261,7 @@ fn commit_locked(s: &Session, g: &mut Inner, captured: &[Captured]) -> io::Resul
             n,
             time: jiff::Timestamp::now().as_second(),
             turn: g.label.map(|l| l.turn),
-            session: s.undo.session.clone(),
+            session: s.journal.session.clone(),
             reply: g.label.map(|l| l.reply),
             tools: Vec::new(),
             undone: false,
@@ -299,7 +300,7 @@ fn commit_locked(s: &Session, g: &mut Inner, captured: &[Captured]) -> io::Resul
     }
     store.save(cp)?;
     g.changes += 1;
-    let dropped = store.enforce(&s.policy.undo, Some(cp.n));
+    let dropped = store.enforce(&s.bounds, Some(cp.n));
     if let Err(e) = dropped {
         s.log.push("host", "warn", &format!("cannot drop old undo checkpoints: {e}"));
     }

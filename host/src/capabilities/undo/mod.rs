@@ -12,6 +12,21 @@ pub use journal::{Captured, Journal, Label, capture, commit};
 pub use restore::{Restored, Target, UndoError, list, restore};
 pub use store::{Bounds, Checkpoint, Entry, State};
 
+use super::local::Local;
+use super::log::Sink;
+use super::roots::Roots;
+
+/// What undo may touch (`Session::undo`): the roots it reads and puts back, the journal of
+/// the turn in progress, and the checkpoints kept in the local state, within `bounds`.
+#[derive(Clone, Copy)]
+pub struct View<'a> {
+    pub roots: &'a Roots,
+    pub bounds: Bounds,
+    pub journal: &'a Journal,
+    pub local: &'a Local,
+    pub log: &'a Sink,
+}
+
 /// One line describing checkpoint `cp` (without its time, which the front end formats).
 pub fn describe(cp: &Checkpoint) -> String {
     let when = match cp.turn {

@@ -2,9 +2,10 @@
 //! first (reachable, writable, unchanged since, contents intact), then all are written, through
 //! the roots' cap-std handles, never through a link.
 
+use super::View;
 use super::store::{Checkpoint, State, Store};
+use crate::capabilities::WsError;
 use crate::capabilities::atomic::{atomic_replace_mode, open_parent};
-use crate::capabilities::{Session, WsError};
 use std::path::Path;
 
 /// Which checkpoints to undo.
@@ -73,24 +74,24 @@ struct Step {
 }
 
 /// The checkpoints kept, oldest first.
-pub fn list(s: &Session) -> Result<Vec<Checkpoint>, UndoError> {
+pub fn list(s: &View<'_>) -> Result<Vec<Checkpoint>, UndoError> {
     let store = open(s)?;
     store.list().map_err(|e| io_error(s, &e))
 }
 
-fn open(s: &Session) -> Result<Store, UndoError> {
-    Store::open(&s.local).map_err(|e| io_error(s, &e))?.ok_or(UndoError::NoState)
+fn open(s: &View<'_>) -> Result<Store, UndoError> {
+    Store::open(s.local).map_err(|e| io_error(s, &e))?.ok_or(UndoError::NoState)
 }
 
-fn io_error(s: &Session, e: &std::io::Error) -> UndoError {
+fn io_error(s: &View<'_>, e: &std::io::Error) -> UndoError {
     UndoError::Io(format!("cannot read the checkpoints in {}: {e}", s.local.shown(super::store::DIR)))
 }
 
 /// Undoes `target`: all or nothing, refused when a file changed outside corral since (unless
 /// `force`).
-pub fn restore(s: &Session, target: Target, force: bool) -> Result<Restored, UndoError> {
+pub fn restore(s: &View<'_>, target: Target, force: bool) -> Result<Restored, UndoError> {
     let store = open(s)?;
-    s.undo.close();
+    s.journal.close();
     let all = store.list().map_err(|e| io_error(s, &e))?;
     let chosen: Vec<&Checkpoint> = match target {
         Target::Latest => all.iter().rev().find(|c| !c.undone).into_iter().collect(),
@@ -183,7 +184,7 @@ struct Write {
 
 /// Checks every step before anything is written.
 fn check(
-    s: &Session,
+    s: &View<'_>,
     store: &Store,
     steps: &[Step],
     force: bool,
@@ -267,7 +268,7 @@ fn how(expect: &State, now: &State) -> &'static str {
 
 /// Removes the folders the undone changes made, deepest first, each only when empty:
 /// anything put in one since stays, with the folders that hold it. Returns those removed.
-fn remove_made_folders(s: &Session, mut made: Vec<String>) -> Vec<String> {
+fn remove_made_folders(s: &View<'_>, mut made: Vec<String>) -> Vec<String> {
     made.sort_by_key(|f| std::cmp::Reverse(Path::new(f).components().count()));
     let mut removed = Vec::new();
     for folder in made {
@@ -281,7 +282,7 @@ fn remove_made_folders(s: &Session, mut made: Vec<String>) -> Vec<String> {
 }
 
 /// Puts one path back; the line says what was done.
-fn apply(s: &Session, w: &Write) -> Result<String, String> {
+fn apply(s: &View<'_>, w: &Write) -> Result<String, String> {
     if w.now.same(&w.to) && w.contents.is_none() {
         return Ok(format!("{} (already as it was)", w.path));
     }

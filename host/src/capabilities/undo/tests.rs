@@ -22,7 +22,7 @@ fn fx(bounds: Bounds) -> Fx {
     let roots = Roots::open(&ws, &[], &[]).unwrap();
     let policy = Policy { read_guard: false, undo: bounds, ..Policy::default() };
     let mut s = Session::new(roots, policy, log::Sink::new(false));
-    s.local = Local::open(&t.path().join("state"), &ws).unwrap();
+    s.set_local(Local::open(&t.path().join("state"), &ws).unwrap());
     let ws = std::fs::canonicalize(&ws).unwrap();
     Fx { _t: t, ws, outside, s }
 }
@@ -41,9 +41,9 @@ impl Fx {
     }
 
     fn turn(&self, turn: u64, f: impl FnOnce(&Session)) {
-        self.s.undo.begin(Label { turn, reply: turn * 10 });
+        self.s.journal().begin(Label { turn, reply: turn * 10 });
         f(&self.s);
-        self.s.undo.end();
+        self.s.journal().end();
     }
 }
 
@@ -57,22 +57,22 @@ fn a_turn_makes_one_checkpoint_and_undo_puts_edits_and_creations_back() {
     f.put("a.txt", "old");
     std::fs::set_permissions(f.ws.join("a.txt"), std::fs::Permissions::from_mode(0o640)).unwrap();
     f.turn(1, |s| {
-        workspace::write(s, "a.txt", b"new").unwrap();
-        workspace::write(s, "a.txt", b"newer").unwrap();
-        workspace::write(s, "dir/b.txt", b"created").unwrap();
-        s.undo.attribute("write_file");
+        workspace::write(&s.workspace(), "a.txt", b"new").unwrap();
+        workspace::write(&s.workspace(), "a.txt", b"newer").unwrap();
+        workspace::write(&s.workspace(), "dir/b.txt", b"created").unwrap();
+        s.journal().attribute("write_file");
     });
     f.turn(2, |_| {});
-    let cps = list(&f.s).unwrap();
+    let cps = list(&f.s.undo()).unwrap();
     assert_eq!(cps.len(), 1, "a turn that changed nothing makes no checkpoint");
     assert_eq!(paths(&cps[0]), ["a.txt", "dir/b.txt"]);
     assert_eq!(
         (cps[0].turn, cps[0].reply, cps[0].tools.clone()),
         (Some(1), Some(10), vec!["write_file".into()])
     );
-    assert_eq!(cps[0].session, f.s.undo.session_id());
+    assert_eq!(cps[0].session, f.s.journal().session_id());
 
-    let r = restore(&f.s, Target::Latest, false).unwrap();
+    let r = restore(&f.s.undo(), Target::Latest, false).unwrap();
     assert_eq!(
         f.get("a.txt").as_deref(),
         Some("old"),
@@ -89,8 +89,8 @@ fn a_turn_makes_one_checkpoint_and_undo_puts_edits_and_creations_back() {
         ]
     );
     assert!(!f.ws.join("dir").exists(), "the folder the write made is gone too");
-    assert!(list(&f.s).unwrap()[0].undone);
-    assert_eq!(restore(&f.s, Target::Latest, false).unwrap_err(), UndoError::Nothing);
+    assert!(list(&f.s.undo()).unwrap()[0].undone);
+    assert_eq!(restore(&f.s.undo(), Target::Latest, false).unwrap_err(), UndoError::Nothing);
 }
 
 #[test]
@@ -100,16 +100,16 @@ fn moves_and_deletes_are_reversed_and_survive_a_new_session() {
     f.put("gone.txt", "deleted");
     f.put("over.txt", "replaced by the move");
     f.turn(1, |s| {
-        workspace::rename(s, "from.txt", "to.txt").unwrap();
-        workspace::rename(s, "to.txt", "over.txt").unwrap();
-        trash::trash(s, "gone.txt").unwrap();
+        workspace::rename(&s.workspace(), "from.txt", "to.txt").unwrap();
+        workspace::rename(&s.workspace(), "to.txt", "over.txt").unwrap();
+        trash::trash(&s.trash(), "gone.txt").unwrap();
     });
     assert_eq!((f.get("from.txt"), f.get("gone.txt")), (None, None));
     // Another session over the same state folder: the checkpoint was kept on disk.
     let roots = Roots::open(&f.ws, &[], &[]).unwrap();
     let mut s2 = Session::new(roots, Policy::default(), log::Sink::new(false));
-    s2.local = Local::open(f.s.local.path().unwrap(), &f.ws).unwrap();
-    restore(&s2, Target::Latest, false).unwrap();
+    s2.set_local(Local::open(f.s.local().path().unwrap(), &f.ws).unwrap());
+    restore(&s2.undo(), Target::Latest, false).unwrap();
     assert_eq!(f.get("from.txt").as_deref(), Some("moved"));
     assert_eq!(f.get("to.txt"), None);
     assert_eq!(f.get("over.txt").as_deref(), Some("replaced by the move"));
@@ -121,16 +121,16 @@ fn an_outside_change_is_refused_naming_the_file_and_nothing_is_written_unless_fo
     let f = fx(Bounds::default());
     f.put("a.txt", "old");
     f.turn(1, |s| {
-        workspace::write(s, "a.txt", b"by corral").unwrap();
-        workspace::write(s, "b.txt", b"created").unwrap();
+        workspace::write(&s.workspace(), "a.txt", b"by corral").unwrap();
+        workspace::write(&s.workspace(), "b.txt", b"created").unwrap();
     });
     f.put("a.txt", "by the person");
-    let e = restore(&f.s, Target::Latest, false).unwrap_err();
+    let e = restore(&f.s.undo(), Target::Latest, false).unwrap_err();
     assert!(matches!(&e, UndoError::Changed { files, .. } if files == &["'a.txt' (edited since)"]), "{e:?}");
     assert!(e.to_string().contains("--force"), "{e}");
     assert_eq!(f.get("b.txt").as_deref(), Some("created"), "all or nothing: b.txt was not touched");
-    assert!(!list(&f.s).unwrap()[0].undone);
-    restore(&f.s, Target::Latest, true).unwrap();
+    assert!(!list(&f.s.undo()).unwrap()[0].undone);
+    restore(&f.s.undo(), Target::Latest, true).unwrap();
     assert_eq!((f.get("a.txt").as_deref(), f.get("b.txt")), (Some("old"), None));
 }
 
@@ -139,13 +139,13 @@ fn a_link_planted_in_place_of_a_file_is_replaced_never_followed() {
     let f = fx(Bounds::default());
     f.put("a.txt", "old");
     f.turn(1, |s| {
-        workspace::write(s, "a.txt", b"new").unwrap();
+        workspace::write(&s.workspace(), "a.txt", b"new").unwrap();
     });
     std::fs::remove_file(f.ws.join("a.txt")).unwrap();
     std::os::unix::fs::symlink(&f.outside, f.ws.join("a.txt")).unwrap();
-    let e = restore(&f.s, Target::Latest, false).unwrap_err();
+    let e = restore(&f.s.undo(), Target::Latest, false).unwrap_err();
     assert!(e.to_string().contains("'a.txt' (replaced by a link since)"), "{e}");
-    restore(&f.s, Target::Latest, true).unwrap();
+    restore(&f.s.undo(), Target::Latest, true).unwrap();
     assert_eq!(std::fs::read_to_string(&f.outside).unwrap(), "secret", "the link's target is untouched");
     assert!(std::fs::symlink_metadata(f.ws.join("a.txt")).unwrap().is_file());
     assert_eq!(f.get("a.txt").as_deref(), Some("old"));
@@ -155,11 +155,11 @@ fn a_link_planted_in_place_of_a_file_is_replaced_never_followed() {
 fn a_parent_folder_swapped_for_a_link_out_is_refused() {
     let f = fx(Bounds::default());
     f.turn(1, |s| {
-        workspace::write(s, "sub/a.txt", b"new").unwrap();
+        workspace::write(&s.workspace(), "sub/a.txt", b"new").unwrap();
     });
     std::fs::remove_dir_all(f.ws.join("sub")).unwrap();
     std::os::unix::fs::symlink(f.outside.parent().unwrap(), f.ws.join("sub")).unwrap();
-    let e = restore(&f.s, Target::Latest, true).unwrap_err();
+    let e = restore(&f.s.undo(), Target::Latest, true).unwrap_err();
     assert!(matches!(e, UndoError::Refused(_)), "{e:?}");
     assert!(e.to_string().contains("sub/a.txt"), "{e}");
 }
@@ -169,29 +169,29 @@ fn rewind_undoes_every_checkpoint_from_n_and_an_edited_index_cannot_reach_protec
     let f = fx(Bounds::default());
     f.put("a.txt", "v0");
     f.turn(1, |s| {
-        workspace::write(s, "a.txt", b"v1").unwrap();
+        workspace::write(&s.workspace(), "a.txt", b"v1").unwrap();
     });
     f.turn(2, |s| {
-        workspace::write(s, "a.txt", b"v2").unwrap();
-        workspace::write(s, "c.txt", b"made in 2").unwrap();
+        workspace::write(&s.workspace(), "a.txt", b"v2").unwrap();
+        workspace::write(&s.workspace(), "c.txt", b"made in 2").unwrap();
     });
     f.turn(3, |s| {
-        workspace::write(s, "a.txt", b"v3").unwrap();
+        workspace::write(&s.workspace(), "a.txt", b"v3").unwrap();
     });
-    assert_eq!(restore(&f.s, Target::To(9), false).unwrap_err(), UndoError::NoSuch(9));
-    let r = restore(&f.s, Target::To(2), false).unwrap();
+    assert_eq!(restore(&f.s.undo(), Target::To(9), false).unwrap_err(), UndoError::NoSuch(9));
+    let r = restore(&f.s.undo(), Target::To(2), false).unwrap();
     assert_eq!(r.checkpoints.iter().map(|c| c.n).collect::<Vec<_>>(), [2, 3]);
     assert_eq!((f.get("a.txt").as_deref(), f.get("c.txt")), (Some("v1"), None));
-    restore(&f.s, Target::Latest, false).unwrap();
+    restore(&f.s.undo(), Target::Latest, false).unwrap();
     assert_eq!(f.get("a.txt").as_deref(), Some("v0"));
 
     // An index edited to name corral's own files is refused by the same rules as the tools.
-    let index = f.s.local.path().unwrap().join("checkpoints/1/index.json");
+    let index = f.s.local().path().unwrap().join("checkpoints/1/index.json");
     let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&index).unwrap()).unwrap();
     v["entries"][0]["path"] = ".corral/x".into();
     v["undone"] = false.into();
     std::fs::write(&index, v.to_string()).unwrap();
-    let e = restore(&f.s, Target::To(1), true).unwrap_err();
+    let e = restore(&f.s.undo(), Target::To(1), true).unwrap_err();
     assert!(e.to_string().contains(".corral/x"), "{e}");
     assert!(!f.ws.join(".corral/x").exists());
 }
@@ -203,12 +203,12 @@ fn the_size_bound_skips_a_file_too_big_and_drops_the_oldest_checkpoints() {
     f.put("small.txt", "s0");
     let mut note = None;
     f.turn(1, |s| {
-        note = workspace::write(s, "big.txt", b"x").unwrap().undo_note;
-        workspace::write(s, "small.txt", b"s1").unwrap();
+        note = workspace::write(&s.workspace(), "big.txt", b"x").unwrap().undo_note;
+        workspace::write(&s.workspace(), "small.txt", b"s1").unwrap();
     });
     let note = note.unwrap();
     assert!(note.contains("'big.txt' cannot be undone") && note.contains("undo.max_bytes"), "{note}");
-    let r = restore(&f.s, Target::Latest, false).unwrap();
+    let r = restore(&f.s.undo(), Target::Latest, false).unwrap();
     assert_eq!(f.get("small.txt").as_deref(), Some("s0"));
     assert_eq!(f.get("big.txt").as_deref(), Some("x"), "never claimed, never restored");
     assert_eq!(r.not_restored.len(), 1);
@@ -216,19 +216,19 @@ fn the_size_bound_skips_a_file_too_big_and_drops_the_oldest_checkpoints() {
 
     for turn in 2..=4 {
         f.turn(turn, |s| {
-            workspace::write(s, "small.txt", format!("t{turn}").as_bytes()).unwrap();
+            workspace::write(&s.workspace(), "small.txt", format!("t{turn}").as_bytes()).unwrap();
         });
     }
-    let left: Vec<u64> = list(&f.s).unwrap().iter().map(|c| c.n).collect();
+    let left: Vec<u64> = list(&f.s.undo()).unwrap().iter().map(|c| c.n).collect();
     assert_eq!(left, [3, 4], "undo.keep = 2 keeps the newest two");
 }
 
 #[test]
 fn a_change_outside_a_turn_is_a_checkpoint_of_its_own() {
     let f = fx(Bounds::default());
-    workspace::write(&f.s, "a.txt", b"1").unwrap();
-    workspace::write(&f.s, "b.txt", b"2").unwrap();
-    let cps = list(&f.s).unwrap();
+    workspace::write(&f.s.workspace(), "a.txt", b"1").unwrap();
+    workspace::write(&f.s.workspace(), "b.txt", b"2").unwrap();
+    let cps = list(&f.s.undo()).unwrap();
     assert_eq!(
         cps.iter().map(|c| (c.turn, paths(c).join(","))).collect::<Vec<_>>(),
         [(None, "a.txt".to_string()), (None, "b.txt".to_string())]
@@ -241,13 +241,13 @@ fn folders_a_write_made_are_removed_with_the_file_but_not_when_something_else_is
     let f = fx(Bounds::default());
     std::fs::create_dir(f.ws.join("kept")).unwrap();
     f.turn(1, |s| {
-        workspace::write(s, "deep/er/x.txt", b"x").unwrap();
-        workspace::write(s, "deep/er/y.txt", b"y").unwrap();
-        workspace::write(s, "kept/z.txt", b"z").unwrap();
-        workspace::write(s, "busy/w.txt", b"w").unwrap();
+        workspace::write(&s.workspace(), "deep/er/x.txt", b"x").unwrap();
+        workspace::write(&s.workspace(), "deep/er/y.txt", b"y").unwrap();
+        workspace::write(&s.workspace(), "kept/z.txt", b"z").unwrap();
+        workspace::write(&s.workspace(), "busy/w.txt", b"w").unwrap();
     });
     let made: Vec<(String, Vec<String>)> =
-        list(&f.s).unwrap()[0].entries.iter().map(|e| (e.path.clone(), e.made.clone())).collect();
+        list(&f.s.undo()).unwrap()[0].entries.iter().map(|e| (e.path.clone(), e.made.clone())).collect();
     assert_eq!(
         made[0],
         ("deep/er/x.txt".to_string(), vec!["deep/er".to_string(), "deep".to_string()]),
@@ -255,7 +255,7 @@ fn folders_a_write_made_are_removed_with_the_file_but_not_when_something_else_is
     );
     // Something the person put there since: that folder stays, with its file.
     f.put("busy/mine.txt", "mine");
-    let done = restore(&f.s, Target::Latest, false).unwrap();
+    let done = restore(&f.s.undo(), Target::Latest, false).unwrap();
     let lines = done.files.join("\n");
     assert!(!f.ws.join("deep").exists(), "{lines}");
     assert_eq!(

@@ -62,7 +62,7 @@ fn workspace_of(g: &GlobalArgs) -> Result<PathBuf, String> {
 
 /// The `cron` tool for a session, when the workspace keeps state.
 pub fn host(env: &Env, ci: bool) -> Option<CronHost> {
-    let dir = env.session.local.path()?.to_path_buf();
+    let dir = env.session.local().path()?.to_path_buf();
     Some(CronHost { dir, ceiling: super::cron_settings::ceiling_of(&env.settings), ci })
 }
 

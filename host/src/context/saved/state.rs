@@ -8,16 +8,16 @@ use crate::capabilities::Session;
 /// What `session` keeps beside the conversation now.
 pub fn capture(session: &Session) -> State {
     let mut state = State::default();
-    for (name, s) in session.sections.all() {
+    for (name, s) in session.sections().all() {
         if !state.kv.contains_key(&s.plugin) {
-            let kv = session.kv.entries(&s.plugin);
+            let kv = session.kv().entries(&s.plugin);
             if !kv.is_empty() {
                 state.kv.insert(s.plugin.clone(), kv);
             }
         }
         state.sections.push(Section { name, plugin: s.plugin, body: s.body });
     }
-    state.snapshots = session.snapshot.history();
+    state.snapshots = session.snapshot().history();
     state
 }
 
@@ -26,22 +26,24 @@ pub fn capture(session: &Session) -> State {
 pub fn restore(session: &Session, state: &State) -> Vec<String> {
     let mut warnings = Vec::new();
     for s in &state.sections {
-        match session.sections.set(&s.plugin, &s.name, &s.body) {
-            Ok(()) if s.name == "todo" => crate::capabilities::state::mirror_todo(session, &s.body),
+        match session.sections().set(&s.plugin, &s.name, &s.body) {
+            Ok(()) if s.name == "todo" => {
+                crate::capabilities::state::mirror_todo(session.local(), session.log(), &s.body)
+            }
             Ok(()) => {}
             Err(e) => warnings.push(format!("the saved section '{}' is left out: {e}", s.name)),
         }
     }
     for (plugin, kv) in &state.kv {
         for (k, v) in kv {
-            if let Err(e) = session.kv.set(plugin, k, v) {
+            if let Err(e) = session.kv().set(plugin, k, v) {
                 warnings.push(format!("the saved state of plugin '{plugin}' is left out: {e}"));
                 break;
             }
         }
     }
     for (label, summary) in &state.snapshots {
-        session.snapshot.restored(label, summary);
+        session.snapshot().restored(label, summary);
     }
     warnings
 }

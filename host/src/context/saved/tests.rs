@@ -226,10 +226,10 @@ fn the_state_is_captured_and_restored() {
         )
     };
     let s = session();
-    s.sections.set("todo", "todo", "- [ ] a").unwrap();
-    s.kv.set("todo", "todo", "[1]").unwrap();
-    s.kv.set("other", "k", "v").unwrap();
-    s.snapshot.restored("look", "found it");
+    s.sections().set("todo", "todo", "- [ ] a").unwrap();
+    s.kv().set("todo", "todo", "[1]").unwrap();
+    s.kv().set("other", "k", "v").unwrap();
+    s.snapshot().restored("look", "found it");
     let state = state::capture(&s);
     assert_eq!(state, todo("- [ ] a"), "only the state of plugins that set a section");
     let fresh = session();

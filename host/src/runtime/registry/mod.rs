@@ -324,9 +324,9 @@ impl Registry {
             },
         };
         self.index(&c.name, &location, &checked)?;
-        session.granted.set(&c.name, granted);
+        session.granted().set(&c.name, granted);
         if builtin {
-            session.granted.set_builtin(&c.name);
+            session.granted().set_builtin(&c.name);
         }
         let info = PluginInfo {
             name: c.name,

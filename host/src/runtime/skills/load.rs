@@ -63,7 +63,7 @@ impl SkillSet {
         }
         set.settle(loaded);
         for skill in &set.skills {
-            session.granted.set(&skill.plugin_name(), skill.grants());
+            session.granted().set(&skill.plugin_name(), skill.grants());
         }
         set
     }

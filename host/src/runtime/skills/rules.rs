@@ -1,8 +1,9 @@
 //! The host's rules for what a skill says about itself (name, description) and for what the
 //! model may ask of it (resource paths), with the caps on what is handed back.
 
-/// Longest skill name, in characters.
-pub const NAME_MAX: usize = 64;
+/// The skill-name rule and its length cap are the contract's: the `skill-folder` plugin checks
+/// them too.
+pub use corral_contract::skill::{NAME_MAX, check_name};
 /// Longest description, in characters.
 pub const DESCRIPTION_MAX: usize = 1024;
 /// The most of a skill's instructions given to the model, in characters.
@@ -13,30 +14,6 @@ pub const RESOURCE_MAX_CHARS: usize = 20_000;
 pub const RESOURCES_LISTED: usize = 50;
 /// Longest script name, in characters.
 pub const SCRIPT_NAME_MAX: usize = 128;
-
-/// Checks a skill name: 1 to 64 lowercase ASCII letters and digits, with single `-` between
-/// them (`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`, no `--`). The error names the broken rule.
-pub fn check_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("the name is empty".into());
-    }
-    let shown: String = name.chars().take(80).collect();
-    if name.chars().count() > NAME_MAX {
-        return Err(format!("the name '{shown}' is longer than {NAME_MAX} characters"));
-    }
-    if let Some(c) = name.chars().find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-')) {
-        return Err(format!(
-            "the name '{shown}' contains {c:?}; use only lowercase letters a-z, digits and '-'"
-        ));
-    }
-    if name.starts_with('-') || name.ends_with('-') {
-        return Err(format!("the name '{name}' must start and end with a letter or digit"));
-    }
-    if name.contains("--") {
-        return Err(format!("the name '{name}' contains '--'; use single hyphens"));
-    }
-    Ok(())
-}
 
 /// Checks a description: not blank, at most 1024 characters.
 pub fn check_description(description: &str) -> Result<(), String> {
