@@ -43,7 +43,8 @@ async fn serve(args: &ServeArgs, g: &GlobalArgs) -> Result<i32, String> {
         None => None,
     };
     let env = setup::prepare(g, g.ci).await.map_err(|e| e.to_string())?;
-    env.registry.warm_up();
+    // A client may call any tool first.
+    env.registry.warm_up(None);
     let transport = if http.is_some() { "http" } else { "stdio" };
     let log = match audit_path(&env, g) {
         Some(path) => Some(Box::new(AuditLog::open(&env, &path, transport)?) as Box<dyn CallLog>),

@@ -141,9 +141,9 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     if interactive || (!ci && at_terminal) {
         env.session.ask().set(Some(std::sync::Arc::new(asker::TerminalAsker)));
     }
-    // Plugins described from the cache load their code in the background while the first
-    // request is prepared and answered.
-    env.registry.warm_up();
+    // The code first calls are likely to need (third-party plugins, the core built-in tools)
+    // loads in the background while the first request is prepared and answered.
+    env.registry.warm_up(Some(&crate::context::small::CORE_TOOLS));
     let s = &env.settings;
     let style = Style::new(use_color(s.output.color));
     let mut warn = |w: String| {

@@ -343,14 +343,16 @@ impl Registry {
         Ok(())
     }
 
-    /// Starts loading, on a background thread, the code of every plugin that was described
-    /// from the cache, so that first calls seldom wait for it. The thread runs at the lowest
-    /// priority, so it takes CPU time the session leaves idle (the first request is being
-    /// written, then answered) and does not delay it; a call that needs code the thread has
-    /// not reached yet loads it itself.
-    pub fn warm_up(&self) {
-        let pending: Vec<Arc<Code>> =
-            self.plugins.iter().filter(|p| p.code.is_pending()).map(|p| p.code.clone()).collect();
+    /// Starts loading, on a background thread, the code that first calls are likely to need,
+    /// so that they seldom wait for it: every plugin that is not built in (its code comes from
+    /// the cache or its file, the slow part), and the built-ins offering one of `likely` (all
+    /// built-ins when None). Other built-ins load when first called: their code is
+    /// precompiled in corral, and leaving it unloaded keeps it out of memory (outline's alone
+    /// is 13 MB). The thread runs at the lowest priority, so it takes CPU time the session
+    /// leaves idle (the first request is being written, then answered) and does not delay
+    /// it; a call that needs code the thread has not reached yet loads it itself.
+    pub fn warm_up(&self, likely: Option<&[&str]>) {
+        let pending: Vec<Arc<Code>> = self.to_warm(likely).map(|p| p.code.clone()).collect();
         if pending.is_empty() {
             return;
         }
@@ -361,6 +363,15 @@ impl Registry {
                 let _ = code.get();
             }
         });
+    }
+
+    /// The plugins whose code [`Registry::warm_up`] loads ahead of their first call.
+    fn to_warm<'a>(&'a self, likely: Option<&'a [&'a str]>) -> impl Iterator<Item = &'a Plugin> + 'a {
+        let wanted = move |p: &Plugin| {
+            p.info.origin != Origin::Builtin
+                || likely.is_none_or(|names| p.info.tools.iter().any(|t| names.contains(&t.name.as_str())))
+        };
+        self.plugins.iter().filter(move |p| p.code.is_pending() && wanted(p))
     }
 
     /// Loads the code of every plugin now (for reports on the cache).
