@@ -128,6 +128,7 @@ fn main() {
     // Describing runs the component, so only when this machine can run what is built.
     let runnable = env::var("HOST").ok() == env::var("TARGET").ok();
     let tool_interface = format!("{}/tool@{}", version::PACKAGE, version::VERSION);
+    let in_place = code_runs_in_place();
     let embed = |stem: &str, described: bool| -> String {
         let path = match prebuilt(stem) {
             Some(p) => repo.join(p),
@@ -151,15 +152,23 @@ fn main() {
         } else {
             "None".to_string()
         };
+        // The artifact sits in a page-aligned static; on targets where wasmtime can run it
+        // where it lies (see runtime/in_place.rs) that static is placed among the binary's
+        // code, so loading a built-in copies nothing and only the pages it runs are read in.
+        let section = if in_place { "#[unsafe(link_section = \".text.corral_builtin\")] " } else { "" };
         format!(
             "Builtin {{ name: {stem:?}, bytes: include_bytes!({:?}), sha256: {sha:?}, \
-             precompiled: include_bytes!({:?}), description: {description} }}",
+             precompiled: {{ {section}static CODE: Code<{}> = Code(*include_bytes!({:?})); &CODE.0 }}, \
+             description: {description} }}",
             copy.display().to_string(),
+            cwasm.len(),
             compiled.display().to_string()
         )
     };
-    let mut code = String::from(
-        "/// The built-in plugins embedded at build time: (name, component bytes, sha256 hex).\n\
+    let mut code = format!(
+        "/// Whether the precompiled artifacts lie among the binary's code, to be run in place.\n\
+         pub const CODE_IN_PLACE: bool = {in_place};\n\
+         /// The built-in plugins embedded at build time: (name, component bytes, sha256 hex).\n\
          pub static BUILTINS: &[Builtin] = &[\n",
     );
     for (_, stem) in BUILTINS {
@@ -180,6 +189,14 @@ fn main() {
     code.push_str(&shipped_folders(&repo.join("skills")));
     fs::write(out_dir.join("builtins.rs"), code).expect("cannot write builtins.rs");
     write_wit_files(&repo.join("wit").join(version::VERSION.folder()), &out_dir);
+}
+
+/// Whether the target is one where the artifacts are placed in the code section and run in
+/// place: ELF on Linux x86-64, where a `.text.*` section is mapped read-execute and code needs
+/// no cache maintenance once written. Elsewhere the runtime copies them, as wasmtime does.
+fn code_runs_in_place() -> bool {
+    let var = |name: &str| env::var(name).unwrap_or_default();
+    var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ARCH") == "x86_64"
 }
 
 /// The engine that precompiles the built-ins: the runtime's Config (pooling first, as the

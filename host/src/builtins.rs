@@ -58,14 +58,24 @@ pub struct ShippedFolder {
     pub files: &'static [ShippedFile],
 }
 
+/// A precompiled artifact's storage: page-aligned, as wasmtime needs its code to be when it
+/// runs it where it lies (see `runtime::in_place`).
+#[repr(C, align(4096))]
+pub struct Code<const N: usize>(pub [u8; N]);
+
 include!(concat!(env!("OUT_DIR"), "/builtins.rs"));
+
+/// Every embedded component: the built-in tools, the skill server and the shipped skills.
+fn all() -> impl Iterator<Item = &'static Builtin> {
+    BUILTINS.iter().chain([&SKILL_SERVER]).chain(SHIPPED_SKILLS)
+}
+
+/// Every precompiled artifact embedded in the binary.
+pub fn all_precompiled() -> impl Iterator<Item = &'static [u8]> {
+    all().map(|b| b.precompiled)
+}
 
 /// The build-time compiled artifact of the embedded component with this SHA-256, if any.
 pub fn precompiled(sha256: &str) -> Option<&'static [u8]> {
-    BUILTINS
-        .iter()
-        .chain([&SKILL_SERVER])
-        .chain(SHIPPED_SKILLS)
-        .find(|b| b.sha256 == sha256)
-        .map(|b| b.precompiled)
+    all().find(|b| b.sha256 == sha256).map(|b| b.precompiled)
 }

@@ -180,12 +180,16 @@ fn deserialize_embedded(engine: &Engine, code: &'static [u8]) -> Result<Componen
     if Engine::detect_precompiled(code) != Some(Precompiled::Component) {
         return Err("the built-in's precompiled code is not a component artifact".into());
     }
+    let unsuited =
+        |e: wasmtime::Error| format!("the built-in's precompiled code does not suit this machine: {e}");
+    if let Some(c) = super::in_place::load(engine, code) {
+        return Ok(c);
+    }
     // SAFETY: the bytes are part of this binary, written by its own build script from the
     // built-in components; wasmtime checks that they were compiled by this wasmtime under a
     // compatible Config and that this CPU has every feature the code uses, and refuses them
     // otherwise.
-    unsafe { Component::deserialize(engine, code) }
-        .map_err(|e| format!("the built-in's precompiled code does not suit this machine: {e}"))
+    unsafe { Component::deserialize(engine, code) }.map_err(unsuited)
 }
 
 fn seal_path(path: &Path) -> PathBuf {

@@ -2,6 +2,7 @@
 //! interruption, and the ticker thread that advances its epoch.
 
 use super::engine_config::config;
+use super::in_place::InPlace;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -15,8 +16,18 @@ pub const TICK: Duration = Duration::from_millis(10);
 /// memories, tables and fiber stacks mapped between calls (a call's fixed cost falls from
 /// about 55 to about 31 µs, see BENCHMARKS.md), or, where the address space for the pool
 /// cannot be reserved, with on-demand allocation.
+/// Where the build placed the built-ins' code among the binary's own, the engine runs it
+/// there (see [`super::in_place`]).
 pub fn new_engine() -> wasmtime::Result<Engine> {
-    Engine::new(&config(true, None)?).or_else(|_| Engine::new(&config(false, None)?))
+    let in_place = InPlace::for_this_binary().map(Arc::new);
+    let engine = |pooling| -> wasmtime::Result<Engine> {
+        let mut cfg = config(pooling, None)?;
+        if let Some(code) = &in_place {
+            cfg.with_custom_code_memory(Some(code.clone()));
+        }
+        Engine::new(&cfg)
+    };
+    engine(true).or_else(|_| engine(false))
 }
 
 /// Advances the engine's epoch every [`TICK`] until dropped.

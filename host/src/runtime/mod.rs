@@ -4,6 +4,7 @@
 mod cache;
 mod engine;
 mod engine_config;
+mod in_place;
 mod invoke;
 mod limits;
 mod output;
