@@ -66,7 +66,8 @@ const SUB_HELP: &str = "{about-with-newline}\n{usage-heading} {usage}\n\n{all-ar
 pub fn parse() -> Cli {
     use clap::CommandFactory;
     let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if let Some(code) = subcommand_help(Cli::command(), &argv) {
+    // Building the command line's description costs about a millisecond: only for help.
+    if let Some(code) = subcommand_help(Cli::command, &argv) {
         std::process::exit(code);
     }
     Cli::parse_from(argv)
@@ -74,12 +75,13 @@ pub fn parse() -> Cli {
 
 /// Prints the help of the subcommand `argv` asks it of (`corral tool --help`, `corral plugin
 /// add -h`), without the options listed by `corral --help`; `None` when it asks no such help.
-fn subcommand_help(mut cmd: clap::Command, argv: &[std::ffi::OsString]) -> Option<i32> {
+fn subcommand_help(cmd: impl FnOnce() -> clap::Command, argv: &[std::ffi::OsString]) -> Option<i32> {
     let args: Vec<&str> = argv.iter().skip(1).filter_map(|a| a.to_str()).collect();
     let long = args.contains(&"--help");
     if !long && !args.contains(&"-h") {
         return None;
     }
+    let mut cmd = cmd();
     cmd.build();
     let headed: Vec<clap::Id> =
         cmd.get_arguments().filter(|a| a.get_help_heading().is_some()).map(|a| a.get_id().clone()).collect();

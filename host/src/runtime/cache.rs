@@ -117,6 +117,31 @@ impl Cache {
         self.entry_path(sha256).map(|p| p.with_extension(ext))
     }
 
+    /// A file kept beside the entry for `sha256` whose first line is `tag HEX`, the keyed tag
+    /// in `domain` over `sha256` and the rest; None when it is missing, damaged or its tag is
+    /// not valid under this user's secret (so a planted or moved file is never taken).
+    pub(crate) fn read_tagged(&self, domain: &str, sha256: &str, ext: &str) -> Option<Vec<u8>> {
+        let bytes = std::fs::read(self.sidecar_path(sha256, ext)?).ok()?;
+        let split = bytes.iter().position(|&b| b == b'\n')?;
+        let (first, body) = (&bytes[..split], &bytes[split + 1..]);
+        let tag = std::str::from_utf8(first).ok()?.strip_prefix("tag ")?;
+        self.check(domain, &bind(sha256, body), tag).then(|| body.to_vec())
+    }
+
+    /// Keeps `body` beside the entry for `sha256`, tagged as [`Cache::read_tagged`] checks
+    /// (best effort: without it the next start does the work again).
+    pub(crate) fn write_tagged(&self, domain: &str, sha256: &str, ext: &str, body: &[u8]) {
+        if let Some(path) = self.sidecar_path(sha256, ext)
+            && let Some(tag) = self.tag(domain, &bind(sha256, body))
+        {
+            // A precompiled built-in has no compiled entry: this may be the first file.
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = write_atomic(&path, &[format!("tag {tag}\n").as_bytes(), body].concat());
+        }
+    }
+
     /// Loads the component from the cache, or compiles `bytes` and stores the result.
     pub fn load(
         &self,
@@ -190,6 +215,11 @@ fn deserialize_embedded(engine: &Engine, code: &'static [u8]) -> Result<Componen
     // compatible Config and that this CPU has every feature the code uses, and refuses them
     // otherwise.
     unsafe { Component::deserialize(engine, code) }.map_err(unsuited)
+}
+
+/// What a sidecar's tag covers: the entry's SHA-256 and the file's body.
+fn bind(sha256: &str, body: &[u8]) -> Vec<u8> {
+    [sha256.as_bytes(), b"\n", body].concat()
 }
 
 fn seal_path(path: &Path) -> PathBuf {

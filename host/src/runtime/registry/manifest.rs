@@ -13,7 +13,6 @@ use super::spec;
 use crate::builtins::{BuiltDescription, BuiltTool};
 use crate::capabilities::grant::Capability;
 use crate::runtime::Cache;
-use crate::runtime::cache::write_atomic;
 use crate::wit::types as wit;
 use serde::{Deserialize, Serialize};
 
@@ -22,11 +21,6 @@ const LAYOUT: u32 = 1;
 const EXT: &str = "describe.json";
 /// The tag's domain.
 const DOMAIN: &str = "corral description v1";
-
-/// What the tag covers: the component's SHA-256 and the JSON text.
-fn tagged(sha256: &str, json: &[u8]) -> Vec<u8> {
-    [sha256.as_bytes(), b"\n", json].concat()
-}
 
 #[derive(Debug, Serialize, Deserialize)]
 struct File {
@@ -164,29 +158,15 @@ impl Described {
 /// The description kept for the component with this SHA-256, if there is a readable one
 /// with a valid tag.
 pub fn read(cache: &Cache, sha256: &str) -> Option<Described> {
-    let path = cache.sidecar_path(sha256, EXT)?;
-    let bytes = std::fs::read(path).ok()?;
-    let split = bytes.iter().position(|&b| b == b'\n')?;
-    let (first, json) = (&bytes[..split], &bytes[split + 1..]);
-    let tag = std::str::from_utf8(first).ok()?.strip_prefix("tag ")?;
-    if !cache.check(DOMAIN, &tagged(sha256, json), tag) {
-        return None;
-    }
-    Described::from_file(serde_json::from_slice(json).ok()?)
+    let json = cache.read_tagged(DOMAIN, sha256, EXT)?;
+    Described::from_file(serde_json::from_slice(&json).ok()?)
 }
 
 /// Keeps the description beside the compiled entry (best effort: without it the next start
 /// describes the component again).
 pub fn write(cache: &Cache, sha256: &str, d: &Described) {
-    if let Some(path) = cache.sidecar_path(sha256, EXT)
-        && let Ok(json) = serde_json::to_vec(&d.to_file())
-        && let Some(tag) = cache.tag(DOMAIN, &tagged(sha256, &json))
-    {
-        // A precompiled built-in has no compiled entry: its description may be the first file.
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let _ = write_atomic(&path, &[format!("tag {tag}\n").as_bytes(), &json].concat());
+    if let Ok(json) = serde_json::to_vec(&d.to_file()) {
+        cache.write_tagged(DOMAIN, sha256, EXT, &json);
     }
 }
 
@@ -270,11 +250,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = cache(dir.path());
         std::fs::create_dir_all(dir.path().join("components")).unwrap();
-        let path = cache.sidecar_path("abc", EXT).unwrap();
-        let put = |json: &[u8]| {
-            let tag = cache.tag(DOMAIN, &tagged("abc", json)).unwrap();
-            std::fs::write(&path, [format!("tag {tag}\n").as_bytes(), json].concat()).unwrap();
-        };
+        let put = |json: &[u8]| cache.write_tagged(DOMAIN, "abc", EXT, json);
         put(b"{\"layout\":1,");
         assert_eq!(read_back(&cache, "abc"), None);
         let mut file = sample().to_file();

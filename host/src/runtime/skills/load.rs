@@ -6,7 +6,7 @@ use super::{Candidate, Component, ComponentInfo, Kind, Shadowed, Skill, SkillSet
 use crate::builtins::SKILL_SERVER;
 use crate::capabilities::Session;
 use crate::runtime::invoke::View;
-use crate::runtime::registry::grants;
+use crate::runtime::registry::{grants, sha256_hex};
 use crate::runtime::{CallState, Limits, Runtime, ToolError};
 use crate::wit::skill_world::{SkillPlugin, SkillPluginPre};
 use std::sync::{Arc, OnceLock};
@@ -46,7 +46,31 @@ impl SkillSet {
             };
             let hint = c.path.as_ref().and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned());
             let label = hint.unwrap_or_else(|| "skill".into());
-            match describe(rt, &set.components[component].pre, &label, session, limits, &view).await {
+            // A folder's answer depends on its files too: its digest is part of the key.
+            let digest = match (&c.kind, &c.path) {
+                (Kind::Folder, Some(dir)) => Some(super::digest::folder(dir)),
+                _ => None,
+            };
+            let key = match &digest {
+                None => Some(set.components[component].info.sha256.clone()),
+                Some(Ok(d)) => {
+                    Some(sha256_hex(format!("{}\n{d}", set.components[component].info.sha256).as_bytes()))
+                }
+                Some(Err(_)) => None,
+            };
+            let kept = key.as_deref().and_then(|k| kept(rt, k));
+            let answer = match kept {
+                Some(answer) => Ok(answer),
+                None => {
+                    let pre = &set.components[component].pre;
+                    let answer = describe(rt, pre, &label, session, limits, &view).await;
+                    if let (Ok(a), Some(k)) = (&answer, &key) {
+                        keep(rt, k, a);
+                    }
+                    answer
+                }
+            };
+            match answer {
                 Ok((name, description)) => loaded.push(Skill {
                     name,
                     description,
@@ -56,7 +80,7 @@ impl SkillSet {
                     path: c.path,
                     component,
                     view,
-                    digest: OnceLock::new(),
+                    digest: digest.map(OnceLock::from).unwrap_or_default(),
                 }),
                 Err(why) => set.warnings.push(format!("skipping skill {}: {why}", c.location)),
             }
@@ -133,6 +157,34 @@ impl SkillSet {
     }
 }
 
+/// The tag's domain and the file's extension of a kept answer to `describe`.
+const DOMAIN: &str = "corral skill description v1";
+const EXT: &str = "skill";
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Kept {
+    name: String,
+    description: String,
+}
+
+/// The answer a skill gave before, kept in the cache under `key` (its component's SHA-256, and
+/// for a folder also the folder's digest), checked again by the same rules; None if there is
+/// none, or it is damaged, planted or no longer passes.
+fn kept(rt: &Runtime, key: &str) -> Option<(String, String)> {
+    let k: Kept = serde_json::from_slice(&rt.cache().read_tagged(DOMAIN, key, EXT)?).ok()?;
+    rules::check_name(&k.name).ok()?;
+    rules::check_description(&k.description).ok()?;
+    Some((k.name, k.description))
+}
+
+/// Keeps a skill's answer, so the next start need not run the skill to ask again.
+fn keep(rt: &Runtime, key: &str, (name, description): &(String, String)) {
+    let k = Kept { name: name.clone(), description: description.clone() };
+    if let Ok(json) = serde_json::to_vec(&k) {
+        rt.cache().write_tagged(DOMAIN, key, EXT, &json);
+    }
+}
+
 /// Asks a skill for its name and description in a fresh instance, and checks them.
 async fn describe(
     rt: &Runtime,
@@ -157,6 +209,65 @@ async fn describe(
 mod tests {
     use super::super::Source;
     use super::*;
+    use crate::capabilities::{Policy, Roots, log};
+
+    /// Loads the skills of `user` (a folder with `skills/`) with `rt`'s cache.
+    async fn load_user(rt: &Runtime, user: &std::path::Path) -> SkillSet {
+        let ws = user.join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        let session = Arc::new(Session::new(
+            Roots::open(&ws, &[], &[]).unwrap(),
+            Policy::default(),
+            log::Sink::new(false),
+        ));
+        let found = super::super::discover(None, Some(user), &user.join("unpack"), &mut Vec::new());
+        let found = found.into_iter().filter(|c| c.source == Source::User).collect();
+        SkillSet::load(rt, &session, found, &Limits::default()).await
+    }
+
+    fn write_skill(user: &std::path::Path, description: &str) {
+        let dir = user.join("skills").join("greeter");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: greeter\ndescription: {description}\n---\nSay hello.\n"),
+        )
+        .unwrap();
+    }
+
+    fn description(set: &SkillSet) -> String {
+        set.all().iter().find(|k| k.name == "greeter").map(|k| k.description.clone()).unwrap()
+    }
+
+    /// A skill's answer to `describe` is kept, tagged, under its component and its folder's
+    /// digest: the next start takes it from there (here a kept answer put in its place shows
+    /// it was read, not asked again); a changed folder is asked again; an untagged file is not
+    /// taken.
+    #[tokio::test]
+    async fn a_skills_answer_is_kept_and_asked_again_when_its_folder_changes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (user, cache) = (tmp.path().join("user"), tmp.path().join("cache"));
+        let rt = Runtime::with_key_dir(Some(cache), Some(&tmp.path().join("key"))).unwrap();
+        write_skill(&user, "Greets people.");
+        let first = load_user(&rt, &user).await;
+        assert_eq!(description(&first), "Greets people.");
+
+        let skill = first.all().iter().find(|k| k.name == "greeter").unwrap();
+        let digest = first.digest(skill).unwrap();
+        let key = sha256_hex(format!("{}\n{digest}", first.component(skill).sha256).as_bytes());
+        let path = rt.cache().sidecar_path(&key, EXT).unwrap();
+        assert!(path.is_file(), "no answer kept at {}", path.display());
+        keep(&rt, &key, &("greeter".into(), "Kept answer.".into()));
+        assert_eq!(description(&load_user(&rt, &user).await), "Kept answer.");
+
+        // Not tagged under this user's key: not taken, and asked again.
+        std::fs::write(&path, b"{\"name\":\"greeter\",\"description\":\"Planted.\"}").unwrap();
+        assert_eq!(description(&load_user(&rt, &user).await), "Greets people.");
+
+        // The folder changed: another key, the skill is asked.
+        write_skill(&user, "Greets people warmly.");
+        assert_eq!(description(&load_user(&rt, &user).await), "Greets people warmly.");
+    }
 
     fn skill(name: &str, source: Source, location: &str) -> Skill {
         Skill {
