@@ -1,5 +1,6 @@
 //! The one wasmtime engine of the process, configured for async calls with epoch
-//! interruption, and the ticker thread that advances its epoch.
+//! interruption, and the ticker thread that advances its epoch (and lets the watchdog
+//! interrupt a call stuck in a system call).
 
 use super::engine_config::config;
 use super::in_place::InPlace;
@@ -46,6 +47,7 @@ impl Ticker {
             while !flag.load(Ordering::Relaxed) {
                 std::thread::sleep(TICK);
                 engine.increment_epoch();
+                super::watchdog::check(std::time::Instant::now());
             }
         })?;
         Ok(Ticker { stop })

@@ -12,6 +12,7 @@ mod pipes;
 pub mod registry;
 mod secret;
 pub mod skills;
+mod watchdog;
 
 pub use cache::{Cache, CacheStatus, default_dir as default_cache_dir};
 pub use invoke::{CallReport, View};
