@@ -46,18 +46,7 @@ impl SkillSet {
             };
             let hint = c.path.as_ref().and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned());
             let label = hint.unwrap_or_else(|| "skill".into());
-            // A folder's answer depends on its files too: its digest is part of the key.
-            let digest = match (&c.kind, &c.path) {
-                (Kind::Folder, Some(dir)) => Some(super::digest::folder(dir)),
-                _ => None,
-            };
-            let key = match &digest {
-                None => Some(set.components[component].info.sha256.clone()),
-                Some(Ok(d)) => {
-                    Some(sha256_hex(format!("{}\n{d}", set.components[component].info.sha256).as_bytes()))
-                }
-                Some(Err(_)) => None,
-            };
+            let key = answer_key(&set.components[component].info.sha256, &c);
             let kept = key.as_deref().and_then(|k| kept(rt, k));
             let answer = match kept {
                 Some(answer) => Ok(answer),
@@ -80,7 +69,7 @@ impl SkillSet {
                     path: c.path,
                     component,
                     view,
-                    digest: digest.map(OnceLock::from).unwrap_or_default(),
+                    digest: OnceLock::new(),
                 }),
                 Err(why) => set.warnings.push(format!("skipping skill {}: {why}", c.location)),
             }
@@ -167,9 +156,25 @@ struct Kept {
     description: String,
 }
 
-/// The answer a skill gave before, kept in the cache under `key` (its component's SHA-256, and
-/// for a folder also the folder's digest), checked again by the same rules; None if there is
-/// none, or it is damaged, planted or no longer passes.
+/// What a skill's answer to `describe` is kept under: a component's SHA-256; for a folder, the
+/// folder server's SHA-256 with that of the folder's `SKILL.md` (all the server's `describe`
+/// reads). None (ask every time) when `SKILL.md` is not a regular file that can be read.
+fn answer_key(component_sha256: &str, c: &Candidate) -> Option<String> {
+    match (&c.kind, &c.path) {
+        (Kind::Folder, Some(dir)) => {
+            let doc = dir.join("SKILL.md");
+            let regular = std::fs::symlink_metadata(&doc).ok()?.file_type().is_file();
+            let bytes = if regular { std::fs::read(&doc).ok()? } else { return None };
+            Some(sha256_hex(format!("{component_sha256}\n{}", sha256_hex(&bytes)).as_bytes()))
+        }
+        (Kind::Folder, None) => None,
+        (Kind::Component, _) => Some(component_sha256.to_string()),
+    }
+}
+
+/// The answer a skill gave before, kept in the cache under `key` (see [`answer_key`]), checked
+/// again by the same rules; None if there is none, or it is damaged, planted or no longer
+/// passes.
 fn kept(rt: &Runtime, key: &str) -> Option<(String, String)> {
     let k: Kept = serde_json::from_slice(&rt.cache().read_tagged(DOMAIN, key, EXT)?).ok()?;
     rules::check_name(&k.name).ok()?;
@@ -240,11 +245,11 @@ mod tests {
     }
 
     /// A skill's answer to `describe` is kept, tagged, under its component and its folder's
-    /// digest: the next start takes it from there (here a kept answer put in its place shows
-    /// it was read, not asked again); a changed folder is asked again; an untagged file is not
-    /// taken.
+    /// `SKILL.md`: the next start takes it from there (here a kept answer put in its place shows
+    /// it was read, not asked again); a changed `SKILL.md` is asked again; an untagged file is
+    /// not taken.
     #[tokio::test]
-    async fn a_skills_answer_is_kept_and_asked_again_when_its_folder_changes() {
+    async fn a_skills_answer_is_kept_and_asked_again_when_its_skill_md_changes() {
         let tmp = tempfile::tempdir().unwrap();
         let (user, cache) = (tmp.path().join("user"), tmp.path().join("cache"));
         let rt = Runtime::with_key_dir(Some(cache), Some(&tmp.path().join("key"))).unwrap();
@@ -253,8 +258,8 @@ mod tests {
         assert_eq!(description(&first), "Greets people.");
 
         let skill = first.all().iter().find(|k| k.name == "greeter").unwrap();
-        let digest = first.digest(skill).unwrap();
-        let key = sha256_hex(format!("{}\n{digest}", first.component(skill).sha256).as_bytes());
+        let doc = std::fs::read(user.join("skills/greeter/SKILL.md")).unwrap();
+        let key = sha256_hex(format!("{}\n{}", first.component(skill).sha256, sha256_hex(&doc)).as_bytes());
         let path = rt.cache().sidecar_path(&key, EXT).unwrap();
         assert!(path.is_file(), "no answer kept at {}", path.display());
         keep(&rt, &key, &("greeter".into(), "Kept answer.".into()));
