@@ -205,8 +205,6 @@ fn deserialize_embedded(engine: &Engine, code: &'static [u8]) -> Result<Componen
     if Engine::detect_precompiled(code) != Some(Precompiled::Component) {
         return Err("the built-in's precompiled code is not a component artifact".into());
     }
-    let unsuited =
-        |e: wasmtime::Error| format!("the built-in's precompiled code does not suit this machine: {e}");
     if let Some(c) = super::in_place::load(engine, code) {
         return Ok(c);
     }
@@ -214,7 +212,8 @@ fn deserialize_embedded(engine: &Engine, code: &'static [u8]) -> Result<Componen
     // built-in components; wasmtime checks that they were compiled by this wasmtime under a
     // compatible Config and that this CPU has every feature the code uses, and refuses them
     // otherwise.
-    unsafe { Component::deserialize(engine, code) }.map_err(unsuited)
+    unsafe { Component::deserialize(engine, code) }
+        .map_err(|e| format!("the built-in's precompiled code does not suit this machine: {e}"))
 }
 
 /// What a sidecar's tag covers: the entry's SHA-256 and the file's body.

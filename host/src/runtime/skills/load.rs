@@ -163,8 +163,10 @@ fn answer_key(component_sha256: &str, c: &Candidate) -> Option<String> {
     match (&c.kind, &c.path) {
         (Kind::Folder, Some(dir)) => {
             let doc = dir.join("SKILL.md");
-            let regular = std::fs::symlink_metadata(&doc).ok()?.file_type().is_file();
-            let bytes = if regular { std::fs::read(&doc).ok()? } else { return None };
+            if !std::fs::symlink_metadata(&doc).ok()?.file_type().is_file() {
+                return None;
+            }
+            let bytes = std::fs::read(&doc).ok()?;
             Some(sha256_hex(format!("{component_sha256}\n{}", sha256_hex(&bytes)).as_bytes()))
         }
         (Kind::Folder, None) => None,
