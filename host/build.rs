@@ -114,6 +114,9 @@ fn main() {
     ] {
         cmd.env_remove(var);
     }
+    // WebAssembly SIMD: memchr and the regex engine's literal search use it (grep reads
+    // whole trees); wasmtime supports it on every target it compiles for.
+    cmd.env("CARGO_ENCODED_RUSTFLAGS", "-Ctarget-feature=+simd128");
     let status =
         cmd.status().unwrap_or_else(|e| panic!("cannot run cargo to build the built-in plugins: {e}"));
     if !status.success() {

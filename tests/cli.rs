@@ -131,6 +131,41 @@ fn list_and_grep_see_the_workspace() {
     assert!(!r.stdout.contains("ignored.rs"), "grep ignored .gitignore: {}", r.stdout);
 }
 
+/// Over grep's cap of 20,000 files only the newest are searched. Inside the sandbox the
+/// files' ages are read by name from each directory (not by whole path): an old file with a
+/// match is left out, the newest are searched, a symlink counts with its target's age.
+#[test]
+fn grep_over_the_file_cap_searches_the_newest_files() {
+    let sb = Sandbox::new();
+    let age = |p: &std::path::Path, secs: u64| {
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+        std::fs::File::options().write(true).open(p).unwrap().set_modified(t).unwrap();
+    };
+    for d in 0..20 {
+        let dir = sb.ws.join(format!("d{d:02}"));
+        std::fs::create_dir(&dir).unwrap();
+        for f in 0..1000 {
+            std::fs::write(dir.join(format!("f{f:04}.txt")), "plain\n").unwrap();
+        }
+    }
+    // 20,000 files above, each about as old as the test; three more, two of them a day old,
+    // and a symlink to one of those.
+    std::fs::write(sb.ws.join("d00/stale.txt"), "needle in an old file\n").unwrap();
+    age(&sb.ws.join("d00/stale.txt"), 86_400);
+    std::fs::write(sb.ws.join("d19/older.txt"), "needle behind a link\n").unwrap();
+    age(&sb.ws.join("d19/older.txt"), 86_400);
+    std::os::unix::fs::symlink(sb.ws.join("d19/older.txt"), sb.ws.join("d05/link.txt")).unwrap();
+    std::fs::write(sb.ws.join("d10/fresh.txt"), "needle in a new file\n").unwrap();
+    let r = sb.tool(&[], "grep", &json!({"pattern": "needle"})).ok();
+    assert!(r.stdout.contains("d10/fresh.txt"), "{}", r.stdout);
+    assert!(!r.stdout.contains("stale.txt") && !r.stdout.contains("link.txt"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("[only the 20000 most recently modified of 20004 files were searched"),
+        "{}",
+        r.stdout
+    );
+}
+
 #[test]
 fn tools_lists_every_built_in() {
     let sb = Sandbox::new();

@@ -1,7 +1,7 @@
 //! `list_files`: paths matching a glob, newest first.
 
 use crate::common::walk::{self, Flow, Kind};
-use crate::common::{self, MAX_OUTPUT_BYTES, MAX_WALK_ENTRIES};
+use crate::common::{MAX_OUTPUT_BYTES, MAX_WALK_ENTRIES};
 use corral_plugin_sdk::args::{opt_str, req_str};
 use corral_plugin_sdk::host::Workspace;
 use corral_plugin_sdk::paths::{Resolver, io_error};
@@ -101,6 +101,7 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_walk: usize) -> Result<Output,
     let max_depth = if rest.contains("**") { None } else { Some(rest.split('/').count()) };
 
     let mut hits = Vec::new();
+    let mut found: Vec<(PathBuf, Kind)> = Vec::new();
     let mut walked = 0usize;
     let mut walk_capped = false;
     // The pattern's literal directories may not exist: then nothing matches.
@@ -120,25 +121,28 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_walk: usize) -> Result<Output,
             }
             return Flow::Continue;
         }
-        match std::fs::metadata(&entry.path) {
-            Ok(m) if dirs_only && !m.is_dir() => {}
-            Ok(m) => hits.push(Hit {
-                path: entry.path.clone(),
-                mtime: Some(common::mtime_key(&m)),
-                dir: m.is_dir(),
+        found.push((entry.path.clone(), entry.kind));
+        Flow::Continue
+    });
+    // Ages and kinds after the walk, a directory's entries together (symlinks followed).
+    let (paths, kinds): (Vec<PathBuf>, Vec<Kind>) = found.into_iter().unzip();
+    for ((path, kind), stat) in paths.iter().zip(kinds).zip(walk::stat_all(&paths)) {
+        match stat {
+            Ok(s) if dirs_only && s.kind != Kind::Dir => {}
+            Ok(s) => hits.push(Hit {
+                path: path.clone(),
+                mtime: Some(s.mtime),
+                dir: s.kind == Kind::Dir,
                 undecodable: false,
             }),
             // A dangling symlink is still a match; it sorts last.
-            Err(e)
-                if entry.kind == Kind::Symlink && !dirs_only && e.kind() == std::io::ErrorKind::NotFound =>
-            {
-                hits.push(Hit { path: entry.path.clone(), mtime: None, dir: false, undecodable: false })
+            Err(e) if kind == Kind::Symlink && !dirs_only && e.kind() == std::io::ErrorKind::NotFound => {
+                hits.push(Hit { path: path.clone(), mtime: None, dir: false, undecodable: false })
             }
             // Unreadable, or a symlink the sandbox refuses (it leads out of the workspace).
             Err(_) => {}
         }
-        Flow::Continue
-    });
+    }
     hits.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| a.path.cmp(&b.path)));
 
     let mut out = String::new();

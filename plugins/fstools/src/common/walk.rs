@@ -57,6 +57,56 @@ pub fn walk(root: &Path, max_depth: Option<usize>, visit: &mut dyn FnMut(&Entry)
     true
 }
 
+/// A file's kind and modification time (nanoseconds since the epoch; 0 when unknown), with
+/// symlinks followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub kind: Kind,
+    pub mtime: u128,
+}
+
+impl Stat {
+    fn of(meta: &std::fs::Metadata) -> Stat {
+        let t = meta.file_type();
+        let kind = if t.is_file() {
+            Kind::File
+        } else if t.is_dir() {
+            Kind::Dir
+        } else {
+            Kind::Other
+        };
+        Stat { kind, mtime: crate::common::mtime_key(meta) }
+    }
+}
+
+/// The [`Stat`] of each of `paths` (or why it cannot be read), in order. Each path
+/// is looked up by name in its directory, opened once for a run of paths that share it (as
+/// a walk lists them): one host call per file, where a lookup by whole path costs the
+/// sandbox three (it opens the path beneath its root, stats the descriptor, closes it). A
+/// symlink is followed by its whole path, so the sandbox still judges where it leads.
+pub fn stat_all(paths: &[PathBuf]) -> Vec<std::io::Result<Stat>> {
+    let mut out = Vec::with_capacity(paths.len());
+    let mut current: Option<(&Path, Option<sys::Dir>)> = None;
+    for path in paths {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+            out.push(Err(std::io::Error::from(std::io::ErrorKind::InvalidFilename)));
+            continue;
+        };
+        if current.as_ref().is_none_or(|(open, _)| *open != parent) {
+            current = Some((parent, sys::Dir::open_root(parent)));
+        }
+        let dir = current.as_ref().and_then(|(_, d)| d.as_ref());
+        let stat = match dir.map(|d| d.stat(name)) {
+            Some(Ok(Some(stat))) => Ok(stat),
+            Some(Err(e)) => Err(e),
+            // A symlink, or a directory that could not be opened: by whole path.
+            Some(Ok(None)) | None => std::fs::metadata(path).map(|m| Stat::of(&m)),
+        };
+        out.push(stat);
+    }
+    out
+}
+
 /// The ignore rules a directory adds.
 struct Rules {
     ignore: Option<Gitignore>,
@@ -196,7 +246,7 @@ impl Walker<'_> {
 #[cfg(target_os = "wasi")]
 mod sys {
     //! Directories as `wasi:filesystem` descriptors.
-    use super::Kind;
+    use super::{Kind, Stat};
     use corral_plugin_sdk::host::{Host, Workspace};
     use std::path::Path;
 
@@ -255,6 +305,21 @@ mod sys {
                 .map(Dir)
         }
 
+        /// The entry `name`, not followed (None for a symlink).
+        pub fn stat(&self, name: &str) -> std::io::Result<Option<Stat>> {
+            let stat = self.0.stat_at(PathFlags::empty(), name).map_err(crate::common::fileio::sys::to_io)?;
+            let kind = match stat.type_ {
+                DescriptorType::SymbolicLink => return Ok(None),
+                DescriptorType::RegularFile => Kind::File,
+                DescriptorType::Directory => Kind::Dir,
+                _ => Kind::Other,
+            };
+            let mtime = stat
+                .data_modification_timestamp
+                .map_or(0, |t| u128::from(t.seconds) * 1_000_000_000 + u128::from(t.nanoseconds));
+            Ok(Some(Stat { kind, mtime }))
+        }
+
         /// The contents of the small file `name` (ignore files; at most 1 MB is read).
         pub fn read_file(&self, name: &str) -> Option<Vec<u8>> {
             let file =
@@ -278,7 +343,7 @@ mod sys {
 #[cfg(not(target_os = "wasi"))]
 mod sys {
     //! Directories as paths, through std::fs.
-    use super::Kind;
+    use super::{Kind, Stat};
     use std::path::{Path, PathBuf};
 
     /// The escaped names of the entries of `path` that are not UTF-8.
@@ -327,6 +392,11 @@ mod sys {
         pub fn open_dir(&self, name: &str) -> Option<Dir> {
             let p = self.0.join(name);
             std::fs::symlink_metadata(&p).ok().filter(|m| m.is_dir()).map(|_| Dir(p))
+        }
+
+        pub fn stat(&self, name: &str) -> std::io::Result<Option<Stat>> {
+            let meta = std::fs::symlink_metadata(self.0.join(name))?;
+            Ok((!meta.file_type().is_symlink()).then(|| Stat::of(&meta)))
         }
 
         pub fn read_file(&self, name: &str) -> Option<Vec<u8>> {
@@ -517,5 +587,39 @@ mod tests {
             kinds,
             [("link".into(), Kind::Symlink), ("real".into(), Kind::Dir), ("real/f".into(), Kind::File)]
         );
+    }
+
+    #[test]
+    fn stat_all_follows_symlinks_and_keeps_the_order() {
+        use crate::testutil::put;
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        put(root, "a/old.txt", "x", 1000);
+        put(root, "a/new.txt", "x", 10);
+        put(root, "b/mid.txt", "x", 500);
+        std::os::unix::fs::symlink(root.join("a/old.txt"), root.join("b/to_old")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("b/dangling")).unwrap();
+        let paths: Vec<PathBuf> =
+            ["a/old.txt", "a/new.txt", "b/mid.txt", "b/to_old", "b/dangling", "b/missing", "a"]
+                .iter()
+                .map(|r| root.join(r))
+                .collect();
+        let stats: Vec<Option<Stat>> = stat_all(&paths).into_iter().map(Result::ok).collect();
+        let mtime = |r: &str| crate::common::mtime_key(&fs::metadata(root.join(r)).unwrap());
+        let file = |r: &str| Some(Stat { kind: Kind::File, mtime: mtime(r) });
+        assert_eq!(
+            stats,
+            [
+                file("a/old.txt"),
+                file("a/new.txt"),
+                file("b/mid.txt"),
+                // The symlink's target, not the link.
+                file("a/old.txt"),
+                None,
+                None,
+                Some(Stat { kind: Kind::Dir, mtime: mtime("a") }),
+            ]
+        );
+        assert!(mtime("a/new.txt") > mtime("b/mid.txt") && mtime("b/mid.txt") > mtime("a/old.txt"));
     }
 }
