@@ -3,9 +3,9 @@
 //! gives one self-contained binary. The skills shipped in `skills/` are embedded the same
 //! way: component skills built with the plugins, `SKILL.md` folders file by file.
 //! Every embedded component is also precompiled here, under the runtime's own engine Config
-//! for the target's baseline ISA, so a start (even with no compile cache) compiles nothing,
-//! and every built-in tool is described here (build/describe.rs), so a start loads none of
-//! their code until a tool is called.
+//! for the target's baseline ISA (x86-64-v2 on x86-64, see `engine_config`), so a start (even
+//! with no compile cache) compiles nothing, and every built-in tool is described here
+//! (build/describe.rs), so a start loads none of their code until a tool is called.
 
 // A build script reports failure by panicking with a message, and reads and writes its own
 // files with std::fs: the host's rules do not apply here.
@@ -204,7 +204,8 @@ fn code_runs_in_place() -> bool {
 
 /// The engine that precompiles the built-ins: the runtime's Config (pooling first, as the
 /// runtime tries it; the choice does not change the artifacts) for the target being built,
-/// with that target's baseline ISA, so the artifacts load on every machine of that target.
+/// with that target's baseline ISA (x86-64-v2 on x86-64), so the artifacts load on every
+/// machine of that target (or, on a CPU without those features, are refused by wasmtime).
 fn precompile_engine() -> wasmtime::Engine {
     let target = env::var("TARGET").expect("cargo sets TARGET");
     let engine =

@@ -11,7 +11,7 @@ pub struct Builtin {
     /// SHA-256 of `bytes`, lowercase hex, computed at build time.
     pub sha256: &'static str,
     /// The component compiled by `build.rs` under the runtime's engine Config for this
-    /// target's baseline ISA (see `runtime::engine_config`).
+    /// target's baseline ISA, x86-64-v2 on x86-64 (see `runtime::engine_config`).
     pub precompiled: &'static [u8],
     /// What the component imports and describes, found by running its `describe` at build
     /// time (None for skills, and when the build could not run it, e.g. cross-compiling).
