@@ -9,9 +9,11 @@ bin="$PWD/target/release/corral"
 cargo build --release
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
-# perf follows the bench into every corral it starts; only those samples are kept.
-perf record -q -F 20000 --call-graph dwarf,32768 -o "$data/perf.data" -- \
+# perf follows the bench into every corral it starts; only those samples are kept. A start
+# that only prints help is short, so it is run more often to be sampled as well.
+perf record -q -F 20000 --call-graph dwarf,32768 -o "$data/perf.data" -- sh -c "
     cargo bench --bench runtime -- agent tools >/dev/null
+    for i in \$(seq 100); do '$bin' --help; '$bin' run --help; done >/dev/null"
 {
     echo "# The functions of corral that a start and the bench's scripted session run, the most"
     echo "# often sampled first (host/startup-order.sh; lld's --symbol-ordering-file via build.rs)."
