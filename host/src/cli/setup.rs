@@ -392,7 +392,7 @@ pub async fn load(base: Base) -> Result<Env, SetupError> {
             eprintln!("plugin {} not loaded: {}", s.name, s.reason);
         }
         for k in skills.all() {
-            eprintln!("skill {} ({}): {:?}", k.name, k.location, skills.component(k).cache);
+            eprintln!("skill {} ({}): {:?}", k.name, k.location, skills.cache_status(k));
         }
     }
     Ok(Env { settings, policy, provenance, session, runtime, registry, skills })

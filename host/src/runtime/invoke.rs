@@ -28,6 +28,14 @@ pub struct CallReport<T> {
     pub effects: Vec<Effect>,
 }
 
+impl<T> CallReport<T> {
+    /// A call that could not start: no output, no effects.
+    pub fn failed(err: ToolError) -> Self {
+        let (stdout, stderr) = (Captured::default(), Captured::default());
+        CallReport { result: Err(err), stdout, stderr, duration: Duration::ZERO, effects: Vec::new() }
+    }
+}
+
 /// What one call's sandbox shows the component, always read-only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum View {
@@ -199,12 +207,7 @@ impl Runtime {
     ) -> CallReport<ToolOutput> {
         let pre = match plugin.pre() {
             Ok(pre) => pre,
-            Err(why) => {
-                let err = ToolError::new(ErrorKind::Internal, why.to_string());
-                let (stdout, stderr) = (Captured::default(), Captured::default());
-                let effects = Vec::new();
-                return CallReport { result: Err(err), stdout, stderr, duration: Duration::ZERO, effects };
-            }
+            Err(why) => return CallReport::failed(ToolError::new(ErrorKind::Internal, why.to_string())),
         };
         let plugin = plugin.info.name.as_str();
         let call = async |store: &mut Store<CallState>| {

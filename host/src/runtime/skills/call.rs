@@ -3,7 +3,7 @@
 
 use super::{Skill, SkillSet};
 use crate::capabilities::Session;
-use crate::runtime::{CallReport, CallState, Limits, Runtime, ToolError, ToolOutput};
+use crate::runtime::{CallReport, CallState, ErrorKind, Limits, Runtime, ToolError, ToolOutput};
 use crate::wit::skill_world::{SkillPlugin, skill as wit};
 use std::sync::Arc;
 use wasmtime::Store;
@@ -19,12 +19,20 @@ pub struct Ctx<'a> {
 /// One export call: instantiate the skill's component and call `$method` with `$args`.
 macro_rules! call_skill {
     ($set:expr, $ctx:expr, $skill:expr, $convert:expr, $method:ident $(, $arg:expr)*) => {{
-        let pre = &$set.components[$skill.component].pre;
-        let call = async |store: &mut Store<CallState>| {
-            let inst: SkillPlugin = pre.instantiate_async(&mut *store).await?;
-            inst.corral_plugin_skill().$method(store $(, $arg)*).await
-        };
-        $ctx.runtime.run(&$skill.plugin_name(), $ctx.session, $ctx.limits, &$skill.view, call, $convert).await
+        match $set.components[$skill.component].pre($ctx.runtime) {
+            Ok(pre) => {
+                let call = async |store: &mut Store<CallState>| {
+                    let inst: SkillPlugin = pre.instantiate_async(&mut *store).await?;
+                    inst.corral_plugin_skill().$method(store $(, $arg)*).await
+                };
+                let (name, view) = (&$skill.plugin_name(), &$skill.view);
+                $ctx.runtime.run(name, $ctx.session, $ctx.limits, view, call, $convert).await
+            }
+            Err(why) => CallReport::failed(ToolError::new(
+                ErrorKind::Internal,
+                format!("skill '{}' cannot be loaded: {why}", $skill.name),
+            )),
+        }
     }};
 }
 

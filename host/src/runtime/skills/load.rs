@@ -1,14 +1,18 @@
-//! Loading skills: compile each component once (the folder server once for all folders),
-//! ask every skill who it is, check the answer, and settle name clashes: project over user
-//! over shipped, each clash reported. A skill that cannot load is skipped with a warning.
+//! Loading skills: ask every skill who it is (or take its kept answer), check the answer, and
+//! settle name clashes: project over user over shipped, each clash reported. A component (the
+//! folder server once for all folders) is compiled and its imports checked when first needed:
+//! to ask it, or at its first call when its answer was kept. A skill that cannot load when
+//! asked is skipped with a warning.
 
 use super::{Candidate, Component, ComponentInfo, Kind, Shadowed, Skill, SkillSet, rules};
 use crate::builtins::SKILL_SERVER;
 use crate::capabilities::Session;
+use crate::runtime::CacheStatus;
 use crate::runtime::invoke::View;
 use crate::runtime::registry::{grants, sha256_hex};
 use crate::runtime::{CallState, Limits, Runtime, ToolError};
 use crate::wit::skill_world::{SkillPlugin, SkillPluginPre};
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 use wasmtime::Store;
 
@@ -21,24 +25,15 @@ impl SkillSet {
         limits: &Limits,
     ) -> SkillSet {
         let mut set = SkillSet::default();
-        let mut server: Option<Result<usize, String>> = None;
+        let mut server: Option<usize> = None;
         let mut loaded: Vec<Skill> = Vec::new();
         for c in candidates {
-            let compiled = match c.kind {
-                Kind::Component => set.compile(rt, &c.location, &c.bytes, c.sha256, false),
-                Kind::Folder => server
-                    .get_or_insert_with(|| {
-                        let location = format!("embedded in corral ({}.wasm)", SKILL_SERVER.name);
-                        set.compile(rt, &location, SKILL_SERVER.bytes, Some(SKILL_SERVER.sha256), true)
-                    })
-                    .clone(),
-            };
-            let component = match compiled {
-                Ok(i) => i,
-                Err(why) => {
-                    set.warnings.push(format!("skipping skill {}: {why}", c.location));
-                    continue;
-                }
+            let component = match c.kind {
+                Kind::Component => set.add(&c.location, c.bytes.clone(), c.sha256, false),
+                Kind::Folder => *server.get_or_insert_with(|| {
+                    let location = format!("embedded in corral ({}.wasm)", SKILL_SERVER.name);
+                    set.add(&location, SKILL_SERVER.bytes.into(), Some(SKILL_SERVER.sha256), true)
+                }),
             };
             let view = match (&c.kind, &c.path) {
                 (Kind::Folder, Some(dir)) => View::Folder(dir.clone()),
@@ -50,14 +45,16 @@ impl SkillSet {
             let kept = key.as_deref().and_then(|k| kept(rt, k));
             let answer = match kept {
                 Some(answer) => Ok(answer),
-                None => {
-                    let pre = &set.components[component].pre;
-                    let answer = describe(rt, pre, &label, session, limits, &view).await;
-                    if let (Ok(a), Some(k)) = (&answer, &key) {
-                        keep(rt, k, a);
+                None => match set.components[component].pre(rt) {
+                    Ok(pre) => {
+                        let answer = describe(rt, pre, &label, session, limits, &view).await;
+                        if let (Ok(a), Some(k)) = (&answer, &key) {
+                            keep(rt, k, a);
+                        }
+                        answer
                     }
-                    answer
-                }
+                    Err(why) => Err(why.to_string()),
+                },
             };
             match answer {
                 Ok((name, description)) => loaded.push(Skill {
@@ -81,42 +78,19 @@ impl SkillSet {
         set
     }
 
-    /// Compiles (or loads from the cache) one component and checks its imports.
-    fn compile(
+    /// Records one component (not compiled yet); its index.
+    fn add(
         &mut self,
-        rt: &Runtime,
         location: &str,
-        bytes: &[u8],
+        bytes: Cow<'static, [u8]>,
         sha256: Option<&str>,
         server: bool,
-    ) -> Result<usize, String> {
-        let sha256 = match sha256 {
-            Some(s) => s.to_string(),
-            None => crate::runtime::registry::sha256_hex(bytes),
-        };
-        let (component, cache) = rt
-            .cache()
-            .load(rt.engine(), bytes, &sha256)
-            .map_err(|e| format!("it is not a valid component: {e:#}"))?;
-        grants::version(rt.engine(), &component).map_err(|e| format!("it {e}"))?;
-        let imports: Vec<String> =
-            component.component_type().imports(rt.engine()).map(|(name, _)| name.to_string()).collect();
-        if let Some(bad) = imports.iter().find(|i| !grants::skill_import_allowed(i, server)) {
-            return Err(format!(
-                "it imports '{bad}', which skills cannot use. A skill component may import WASI and \
-                 {}; its scripts run inside its own sandbox",
-                crate::wit::pattern(&["log", "kv", "host-info"])
-            ));
-        }
-        let pre = rt.linker.instantiate_pre(&component).map_err(|e| format!("it cannot be linked: {e:#}"))?;
-        let pre = SkillPluginPre::new(pre)
-            .map_err(|e| format!("it is not a skill component (world skill-plugin): {e:#}"))?;
-        let info =
-            ComponentInfo { location: location.to_string(), sha256, size: bytes.len(), cache, imports };
-        self.components.push(Component { info, pre });
-        Ok(self.components.len() - 1)
+    ) -> usize {
+        let sha256 = sha256.map_or_else(|| sha256_hex(&bytes), str::to_string);
+        let info = ComponentInfo { location: location.to_string(), sha256, size: bytes.len() };
+        self.components.push(Component { info, bytes, server, loaded: OnceLock::new() });
+        self.components.len() - 1
     }
-
     /// Keeps the first skill of each name (candidates come in precedence order) and records
     /// the others as shadowed, with a warning naming both.
     fn settle(&mut self, loaded: Vec<Skill>) {
@@ -143,6 +117,37 @@ impl SkillSet {
             }
         }
         self.skills.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+}
+
+impl Component {
+    /// The code, compiled (or loaded from the cache) and its imports checked on first use.
+    pub(super) fn pre(&self, rt: &Runtime) -> Result<&SkillPluginPre<CallState>, &str> {
+        match self.loaded.get_or_init(|| self.load(rt)) {
+            Ok((pre, _)) => Ok(pre),
+            Err(why) => Err(why),
+        }
+    }
+
+    fn load(&self, rt: &Runtime) -> Result<(SkillPluginPre<CallState>, CacheStatus), String> {
+        let (component, cache) = rt
+            .cache()
+            .load(rt.engine(), &self.bytes, &self.info.sha256)
+            .map_err(|e| format!("it is not a valid component: {e:#}"))?;
+        grants::version(rt.engine(), &component).map_err(|e| format!("it {e}"))?;
+        let ty = component.component_type();
+        let mut imports = ty.imports(rt.engine()).map(|(name, _)| name);
+        if let Some(bad) = imports.find(|i| !grants::skill_import_allowed(i, self.server)) {
+            return Err(format!(
+                "it imports '{bad}', which skills cannot use. A skill component may import WASI and \
+                 {}; its scripts run inside its own sandbox",
+                crate::wit::pattern(&["log", "kv", "host-info"])
+            ));
+        }
+        let pre = rt.linker.instantiate_pre(&component).map_err(|e| format!("it cannot be linked: {e:#}"))?;
+        let pre = SkillPluginPre::new(pre)
+            .map_err(|e| format!("it is not a skill component (world skill-plugin): {e:#}"))?;
+        Ok((pre, cache))
     }
 }
 
@@ -242,6 +247,14 @@ mod tests {
         .unwrap();
     }
 
+    /// A runtime with its cache under `tmp`, and a user folder there with the `greeter` skill.
+    fn with_greeter(tmp: &std::path::Path) -> (Runtime, std::path::PathBuf) {
+        let (user, cache) = (tmp.join("user"), tmp.join("cache"));
+        let rt = Runtime::with_key_dir(Some(cache), Some(&tmp.join("key"))).unwrap();
+        write_skill(&user, "Greets people.");
+        (rt, user)
+    }
+
     fn description(set: &SkillSet) -> String {
         set.all().iter().find(|k| k.name == "greeter").map(|k| k.description.clone()).unwrap()
     }
@@ -253,9 +266,7 @@ mod tests {
     #[tokio::test]
     async fn a_skills_answer_is_kept_and_asked_again_when_its_skill_md_changes() {
         let tmp = tempfile::tempdir().unwrap();
-        let (user, cache) = (tmp.path().join("user"), tmp.path().join("cache"));
-        let rt = Runtime::with_key_dir(Some(cache), Some(&tmp.path().join("key"))).unwrap();
-        write_skill(&user, "Greets people.");
+        let (rt, user) = with_greeter(tmp.path());
         let first = load_user(&rt, &user).await;
         assert_eq!(description(&first), "Greets people.");
 
@@ -274,6 +285,30 @@ mod tests {
         // The folder changed: another key, the skill is asked.
         write_skill(&user, "Greets people warmly.");
         assert_eq!(description(&load_user(&rt, &user).await), "Greets people warmly.");
+    }
+
+    /// A start whose skill's answer is kept loads none of its code: the first call does, and
+    /// works; a start without a kept answer loads it to ask.
+    #[tokio::test]
+    async fn a_kept_skill_is_loaded_on_its_first_call() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (rt, user) = with_greeter(tmp.path());
+        let first = load_user(&rt, &user).await;
+        let greeter = |set: &SkillSet| set.all().iter().find(|k| k.name == "greeter").unwrap().clone();
+        assert_ne!(first.cache_status(&greeter(&first)), CacheStatus::Deferred);
+
+        let warm = load_user(&rt, &user).await;
+        let skill = greeter(&warm);
+        assert_eq!(warm.cache_status(&skill), CacheStatus::Deferred);
+        let session = Arc::new(Session::new(
+            Roots::open(tmp.path(), &[], &[]).unwrap(),
+            Policy::default(),
+            log::Sink::new(false),
+        ));
+        let ctx = super::super::Ctx { runtime: &rt, session: &session, limits: &Limits::default() };
+        let said = warm.instructions(ctx, &skill).await.result.unwrap();
+        assert!(said.contains("Say hello."), "{said}");
+        assert_ne!(warm.cache_status(&skill), CacheStatus::Deferred);
     }
 
     fn skill(name: &str, source: Source, location: &str) -> Skill {

@@ -15,6 +15,7 @@ use super::invoke::View;
 use super::{CacheStatus, CallState};
 use crate::capabilities::grant::{CapSet, Capability};
 use crate::wit::skill_world::SkillPluginPre;
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -116,13 +117,17 @@ pub struct ComponentInfo {
     pub location: String,
     pub sha256: String,
     pub size: usize,
-    pub cache: CacheStatus,
-    pub imports: Vec<String>,
 }
 
+/// A skill component, compiled when first needed: a start whose skills' answers are kept
+/// runs and loads none of them.
 struct Component {
     info: ComponentInfo,
-    pre: SkillPluginPre<CallState>,
+    bytes: Cow<'static, [u8]>,
+    /// The folder server (it may import `commands`); other components may not.
+    server: bool,
+    /// The code, ready to instantiate, with how the cache served it; or why it cannot load.
+    loaded: OnceLock<Result<(SkillPluginPre<CallState>, CacheStatus), String>>,
 }
 
 /// The loaded skills, one per name, sorted by name.
@@ -151,9 +156,18 @@ impl SkillSet {
         self.skills.iter().find(|s| s.name == name)
     }
 
-    /// The compiled component behind `skill`.
+    /// The component behind `skill`.
     pub fn component(&self, skill: &Skill) -> &ComponentInfo {
         &self.components[skill.component].info
+    }
+
+    /// How `skill`'s code was obtained (`Deferred` while it is not loaded).
+    pub fn cache_status(&self, skill: &Skill) -> CacheStatus {
+        match self.components[skill.component].loaded.get() {
+            Some(Ok((_, status))) => status.clone(),
+            Some(Err(why)) => CacheStatus::Failed(why.clone()),
+            None => CacheStatus::Deferred,
+        }
     }
 
     /// What `skill` is, as one SHA-256 (see [`digest`]): its component file's, or its
