@@ -1,8 +1,10 @@
-//! The skill-name rule, checked where a skill is loaded: by the host for every skill and by the
-//! `skill-folder` plugin when it reads a folder's `SKILL.md`.
+//! The skill-name rule and the description cap, checked where a skill is loaded: by the host
+//! for every skill and by the `skill-folder` plugin when it reads a folder's `SKILL.md`.
 
 /// Longest skill name, in characters.
 pub const NAME_MAX: usize = 64;
+/// Longest skill description, in characters.
+pub const DESCRIPTION_MAX: usize = 1024;
 
 /// Checks a skill name: 1 to 64 lowercase ASCII letters and digits, with single `-` between
 /// them (`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`, no `--`). The error names the broken rule.

@@ -1,10 +1,8 @@
 //! Reading `SKILL.md`: the front matter between two `---` lines (`name` and `description`
 //! required, other keys ignored) and the instructions after it, with the naming rules.
 
-/// The skill-name rule, the one the host checks too.
-pub use corral_plugin_sdk::contract::skill::{NAME_MAX, check_name};
-/// Longest description, in characters.
-pub const DESCRIPTION_MAX: usize = 1024;
+/// The skill-name rule and the description cap, the ones the host checks too.
+pub use corral_plugin_sdk::contract::skill::{DESCRIPTION_MAX, NAME_MAX, check_name};
 
 /// A parsed `SKILL.md`.
 #[derive(Debug, Clone, PartialEq, Eq)]
