@@ -524,9 +524,8 @@ mod reader {
             buf: &mut Vec<u8>,
             keep: &mut dyn FnMut(&[u8]) -> bool,
         ) -> std::io::Result<Outcome> {
-            use wasip2::filesystem::types::{
-                DescriptorFlags, DescriptorStat, ErrorCode, OpenFlags, PathFlags,
-            };
+            use crate::common::fileio::sys::mtime;
+            use wasip2::filesystem::types::{DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
             buf.clear();
             let fail = |e: ErrorCode| match e {
                 ErrorCode::NoEntry => std::io::Error::from(std::io::ErrorKind::NotFound),
@@ -534,10 +533,6 @@ mod reader {
                     std::io::Error::from(std::io::ErrorKind::PermissionDenied)
                 }
                 other => std::io::Error::other(format!("{other:?}")),
-            };
-            let mtime = |stat: &DescriptorStat| {
-                stat.data_modification_timestamp
-                    .map_or(0, |t| u128::from(t.seconds) * 1_000_000_000 + u128::from(t.nanoseconds))
             };
             // The innermost preopen holding `path`.
             let (dir, rel) = self

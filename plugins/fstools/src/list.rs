@@ -126,18 +126,19 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_walk: usize) -> Result<Output,
     });
     // Ages and kinds after the walk, a directory's entries together (symlinks followed).
     let (paths, kinds): (Vec<PathBuf>, Vec<Kind>) = found.into_iter().unzip();
-    for ((path, kind), stat) in paths.iter().zip(kinds).zip(walk::stat_all(&paths)) {
+    let stats = walk::stat_all(&paths);
+    for ((path, kind), stat) in paths.into_iter().zip(kinds).zip(stats) {
         match stat {
             Ok(s) if dirs_only && s.kind != Kind::Dir => {}
             Ok(s) => hits.push(Hit {
-                path: path.clone(),
+                path,
                 mtime: Some(s.mtime),
                 dir: s.kind == Kind::Dir,
                 undecodable: false,
             }),
             // A dangling symlink is still a match; it sorts last.
             Err(e) if kind == Kind::Symlink && !dirs_only && e.kind() == std::io::ErrorKind::NotFound => {
-                hits.push(Hit { path: path.clone(), mtime: None, dir: false, undecodable: false })
+                hits.push(Hit { path, mtime: None, dir: false, undecodable: false })
             }
             // Unreadable, or a symlink the sandbox refuses (it leads out of the workspace).
             Err(_) => {}

@@ -4,7 +4,7 @@
 //! to ask it, or at its first call when its answer was kept. A skill that cannot load when
 //! asked is skipped with a warning.
 
-use super::{Candidate, Component, ComponentInfo, Kind, Shadowed, Skill, SkillSet, rules};
+use super::{Candidate, Component, Kind, Shadowed, Skill, SkillSet, rules};
 use crate::builtins::SKILL_SERVER;
 use crate::capabilities::Session;
 use crate::runtime::CacheStatus;
@@ -27,12 +27,11 @@ impl SkillSet {
         let mut set = SkillSet::default();
         let mut server: Option<usize> = None;
         let mut loaded: Vec<Skill> = Vec::new();
-        for c in candidates {
+        for mut c in candidates {
             let component = match c.kind {
-                Kind::Component => set.add(&c.location, c.bytes.clone(), c.sha256, false),
+                Kind::Component => set.add(std::mem::take(&mut c.bytes), c.sha256, false),
                 Kind::Folder => *server.get_or_insert_with(|| {
-                    let location = format!("embedded in corral ({}.wasm)", SKILL_SERVER.name);
-                    set.add(&location, SKILL_SERVER.bytes.into(), Some(SKILL_SERVER.sha256), true)
+                    set.add(SKILL_SERVER.bytes.into(), Some(SKILL_SERVER.sha256), true)
                 }),
             };
             let view = match (&c.kind, &c.path) {
@@ -41,7 +40,7 @@ impl SkillSet {
             };
             let hint = c.path.as_ref().and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned());
             let label = hint.unwrap_or_else(|| "skill".into());
-            let key = answer_key(&set.components[component].info.sha256, &c);
+            let key = answer_key(&set.components[component].sha256, &c);
             let kept = key.as_deref().and_then(|k| kept(rt, k));
             let answer = match kept {
                 Some(answer) => Ok(answer),
@@ -79,18 +78,12 @@ impl SkillSet {
     }
 
     /// Records one component (not compiled yet); its index.
-    fn add(
-        &mut self,
-        location: &str,
-        bytes: Cow<'static, [u8]>,
-        sha256: Option<&str>,
-        server: bool,
-    ) -> usize {
+    fn add(&mut self, bytes: Cow<'static, [u8]>, sha256: Option<&str>, server: bool) -> usize {
         let sha256 = sha256.map_or_else(|| sha256_hex(&bytes), str::to_string);
-        let info = ComponentInfo { location: location.to_string(), sha256, size: bytes.len() };
-        self.components.push(Component { info, bytes, server, loaded: OnceLock::new() });
+        self.components.push(Component { sha256, bytes, server, loaded: OnceLock::new() });
         self.components.len() - 1
     }
+
     /// Keeps the first skill of each name (candidates come in precedence order) and records
     /// the others as shadowed, with a warning naming both.
     fn settle(&mut self, loaded: Vec<Skill>) {
@@ -132,7 +125,7 @@ impl Component {
     fn load(&self, rt: &Runtime) -> Result<(SkillPluginPre<CallState>, CacheStatus), String> {
         let (component, cache) = rt
             .cache()
-            .load(rt.engine(), &self.bytes, &self.info.sha256)
+            .load(rt.engine(), &self.bytes, &self.sha256)
             .map_err(|e| format!("it is not a valid component: {e:#}"))?;
         grants::version(rt.engine(), &component).map_err(|e| format!("it {e}"))?;
         let ty = component.component_type();
@@ -272,7 +265,7 @@ mod tests {
 
         let skill = first.all().iter().find(|k| k.name == "greeter").unwrap();
         let doc = std::fs::read(user.join("skills/greeter/SKILL.md")).unwrap();
-        let key = sha256_hex(format!("{}\n{}", first.component(skill).sha256, sha256_hex(&doc)).as_bytes());
+        let key = sha256_hex(format!("{}\n{}", first.component_sha256(skill), sha256_hex(&doc)).as_bytes());
         let path = rt.cache().sidecar_path(&key, EXT).unwrap();
         assert!(path.is_file(), "no answer kept at {}", path.display());
         keep(&rt, &key, &("greeter".into(), "Kept answer.".into()));

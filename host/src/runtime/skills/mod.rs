@@ -110,19 +110,10 @@ pub struct Shadowed {
     pub by_location: String,
 }
 
-/// What is known about a compiled skill component.
-#[derive(Debug, Clone)]
-pub struct ComponentInfo {
-    /// Where it came from.
-    pub location: String,
-    pub sha256: String,
-    pub size: usize,
-}
-
 /// A skill component, compiled when first needed: a start whose skills' answers are kept
 /// runs and loads none of them.
 struct Component {
-    info: ComponentInfo,
+    sha256: String,
     bytes: Cow<'static, [u8]>,
     /// The folder server (it may import `commands`); other components may not.
     server: bool,
@@ -156,9 +147,9 @@ impl SkillSet {
         self.skills.iter().find(|s| s.name == name)
     }
 
-    /// The component behind `skill`.
-    pub fn component(&self, skill: &Skill) -> &ComponentInfo {
-        &self.components[skill.component].info
+    /// The SHA-256 of the component behind `skill` (for a folder, the folder server's).
+    pub fn component_sha256(&self, skill: &Skill) -> &str {
+        &self.components[skill.component].sha256
     }
 
     /// How `skill`'s code was obtained (`Deferred` while it is not loaded).
@@ -175,7 +166,7 @@ impl SkillSet {
     pub fn digest(&self, skill: &Skill) -> Result<String, String> {
         let digest = skill.digest.get_or_init(|| match (skill.kind, &skill.path) {
             (Kind::Folder, Some(dir)) => digest::folder(dir),
-            _ => Ok(self.component(skill).sha256.clone()),
+            _ => Ok(self.component_sha256(skill).to_string()),
         });
         digest.clone()
     }

@@ -15,7 +15,9 @@ pub(crate) mod sys {
     use std::io;
     use std::path::Path;
     use wasip2::filesystem::preopens::get_directories;
-    use wasip2::filesystem::types::{Descriptor, DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
+    use wasip2::filesystem::types::{
+        Descriptor, DescriptorFlags, DescriptorStat, ErrorCode, OpenFlags, PathFlags,
+    };
 
     /// One positioned read; large enough that most files take one or two.
     const CHUNK: u64 = 4 << 20;
@@ -27,6 +29,13 @@ pub(crate) mod sys {
             .filter_map(|(d, root)| Some((d, path.strip_prefix(&root).ok()?.to_str()?.to_string())))
             .min_by_key(|(_, rel)| rel.len())?;
         Some((dir, if rel.is_empty() { ".".to_string() } else { rel }))
+    }
+
+    /// A stat's modification time in nanoseconds since the epoch (0 when it has none), as
+    /// `common::mtime_key` gives it outside the sandbox.
+    pub fn mtime(stat: &DescriptorStat) -> u128 {
+        stat.data_modification_timestamp
+            .map_or(0, |t| u128::from(t.seconds) * 1_000_000_000 + u128::from(t.nanoseconds))
     }
 
     pub fn to_io(e: ErrorCode) -> io::Error {

@@ -307,17 +307,15 @@ mod sys {
 
         /// The entry `name`, not followed (None for a symlink).
         pub fn stat(&self, name: &str) -> std::io::Result<Option<Stat>> {
-            let stat = self.0.stat_at(PathFlags::empty(), name).map_err(crate::common::fileio::sys::to_io)?;
+            use crate::common::fileio::sys::{mtime, to_io};
+            let stat = self.0.stat_at(PathFlags::empty(), name).map_err(to_io)?;
             let kind = match stat.type_ {
                 DescriptorType::SymbolicLink => return Ok(None),
                 DescriptorType::RegularFile => Kind::File,
                 DescriptorType::Directory => Kind::Dir,
                 _ => Kind::Other,
             };
-            let mtime = stat
-                .data_modification_timestamp
-                .map_or(0, |t| u128::from(t.seconds) * 1_000_000_000 + u128::from(t.nanoseconds));
-            Ok(Some(Stat { kind, mtime }))
+            Ok(Some(Stat { kind, mtime: mtime(&stat) }))
         }
 
         /// The contents of the small file `name` (ignore files; at most 1 MB is read).
