@@ -130,12 +130,9 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_walk: usize) -> Result<Output,
     for ((path, kind), stat) in paths.into_iter().zip(kinds).zip(stats) {
         match stat {
             Ok(s) if dirs_only && s.kind != Kind::Dir => {}
-            Ok(s) => hits.push(Hit {
-                path,
-                mtime: Some(s.mtime),
-                dir: s.kind == Kind::Dir,
-                undecodable: false,
-            }),
+            Ok(s) => {
+                hits.push(Hit { path, mtime: Some(s.mtime), dir: s.kind == Kind::Dir, undecodable: false })
+            }
             // A dangling symlink is still a match; it sorts last.
             Err(e) if kind == Kind::Symlink && !dirs_only && e.kind() == std::io::ErrorKind::NotFound => {
                 hits.push(Hit { path, mtime: None, dir: false, undecodable: false })
