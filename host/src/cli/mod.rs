@@ -16,6 +16,7 @@ mod markdown;
 mod mcp;
 mod mcp_config;
 mod mcp_config_edit;
+mod parse;
 mod plugin;
 mod render;
 mod repl;
@@ -32,6 +33,7 @@ mod undo;
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
+pub use parse::parse;
 pub use setup::{Env, SetupError};
 
 /// corral: a coding agent whose tools are sandboxed WebAssembly components.
@@ -59,62 +61,6 @@ const EXIT_CODES: &str = "Exit codes of an agent run:\n  0    done: the model ga
 /// the agent, model, capability and output options are listed by `corral --help` only.
 const SUB_HELP: &str = "{about-with-newline}\n{usage-heading} {usage}\n\n{all-args}{after-help}\n\n\
                         The agent, model, capability and output options: corral --help";
-
-/// Parses the command line. A subcommand's help lists its own options and the sandbox's (the
-/// options without a heading); the others stay accepted there but are listed by `corral --help`
-/// and `corral exec --help` only.
-pub fn parse() -> Cli {
-    use clap::CommandFactory;
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    // Building the command line's description costs about a millisecond: only for help.
-    if let Some(code) = subcommand_help(Cli::command, &argv) {
-        std::process::exit(code);
-    }
-    Cli::parse_from(argv)
-}
-
-/// Prints the help of the subcommand `argv` asks it of (`corral tool --help`, `corral plugin
-/// add -h`), without the options listed by `corral --help`; `None` when it asks no such help.
-fn subcommand_help(cmd: impl FnOnce() -> clap::Command, argv: &[std::ffi::OsString]) -> Option<i32> {
-    let args: Vec<&str> = argv.iter().skip(1).filter_map(|a| a.to_str()).collect();
-    let long = args.contains(&"--help");
-    if !long && !args.contains(&"-h") {
-        return None;
-    }
-    let mut cmd = cmd();
-    cmd.build();
-    let headed: Vec<clap::Id> =
-        cmd.get_arguments().filter(|a| a.get_help_heading().is_some()).map(|a| a.get_id().clone()).collect();
-    // The subcommand path: the words naming subcommands, in order.
-    let mut path = Vec::new();
-    let mut at = &cmd;
-    for word in &args {
-        if let Some(sc) = at.find_subcommand(word) {
-            path.push(sc.get_name().to_string());
-            at = sc;
-        }
-    }
-    if path.is_empty() || path[0] == "exec" {
-        return None;
-    }
-    let mut sc = cmd.find_subcommand(&path[0])?.clone();
-    for name in &path[1..] {
-        sc = sc.find_subcommand(name)?.clone();
-    }
-    let mut sc = hide_args(sc, &headed).bin_name(format!("corral {}", path.join(" ")));
-    let shown = if long { sc.print_long_help() } else { sc.print_help() };
-    Some(if shown.is_ok() { 0 } else { 1 })
-}
-
-/// `cmd` and its subcommands with the arguments `ids` hidden from their help.
-fn hide_args(mut cmd: clap::Command, ids: &[clap::Id]) -> clap::Command {
-    for id in ids {
-        if cmd.get_arguments().any(|a| a.get_id() == id) {
-            cmd = cmd.mut_arg(id, |a| a.hide(true));
-        }
-    }
-    cmd
-}
 
 /// Options every command takes. Each one but `--workspace` and the session choices
 /// (`--resume`, `--continue`, `--fork`) is also a settings key (see `corral config`); a flag
