@@ -48,7 +48,7 @@ fn request(messages: Vec<Message>) -> Request {
     Request {
         system: "You are a test.".into(),
         messages,
-        tools: vec![read_file_tool()],
+        tools: vec![read_file_tool()].into(),
         max_tokens: 1000,
         temperature: None,
     }

@@ -47,7 +47,8 @@ fn request(messages: Vec<Message>, max_tokens: u32) -> Request {
             name: "read_file".into(),
             description: "Reads a file.".into(),
             parameters: json!({"type": "object", "properties": {"file_path": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         max_tokens,
         temperature: Some(0.2),
     }

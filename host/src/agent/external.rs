@@ -102,7 +102,7 @@ impl Agent<'_> {
         }
         self.notes.extend(plan.notes);
         let hidden: BTreeSet<String> = plan.left_out.into_iter().collect();
-        self.small_defs = crate::context::small::compact(&all, 0);
+        self.small_defs = crate::context::small::compact(&all, 0).into();
         if self.prompt.terse {
             // Terse mode keeps its compact core set; the new tools are not offered.
             self.hidden = all

@@ -75,13 +75,13 @@ pub struct Agent<'a> {
     llm: &'a Client,
     tools: Toolbox<'a>,
     /// The tools offered to the model.
-    defs: Vec<ToolDef>,
+    defs: std::sync::Arc<[ToolDef]>,
     /// Tools left out because their schemas did not fit the window.
     hidden: BTreeSet<String>,
     /// What the offered schemas cost.
     tool_cost: tokens::Count,
     /// The smallest catalogue (terse core tools), sent when the offered one cannot fit.
-    small_defs: Vec<ToolDef>,
+    small_defs: std::sync::Arc<[ToolDef]>,
     /// Every tool of the session, and what the full prompt and built-in schemas cost (for
     /// choosing terse mode when the window turns out small).
     all_defs: Vec<ToolDef>,
@@ -185,10 +185,10 @@ impl<'a> Agent<'a> {
         let mut agent = Agent {
             llm,
             tools,
-            defs,
+            defs: defs.into(),
             hidden,
             tool_cost,
-            small_defs,
+            small_defs: small_defs.into(),
             all_defs: all,
             builtin_cost,
             notes: plan.notes,

@@ -48,7 +48,7 @@ impl Summarizer for ModelSummarizer<'_> {
         let req = Request {
             system: self.system.to_string(),
             messages: vec![Message::user(recap::summary_request(&recap::cap_middle(&span, self.max_span)))],
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             max_tokens: recap::SUMMARY_MAX_TOKENS,
             temperature: Some(0.0),
         };

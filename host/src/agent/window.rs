@@ -22,7 +22,7 @@ impl Agent<'_> {
             return None;
         }
         self.prompt.terse = true;
-        self.defs = small::compact(&self.all_defs, (b as f64 * small::COMPACT_SHARE) as u64);
+        self.defs = small::compact(&self.all_defs, (b as f64 * small::COMPACT_SHARE) as u64).into();
         self.hidden = self
             .all_defs
             .iter()

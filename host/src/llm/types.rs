@@ -176,7 +176,7 @@ pub struct ToolDef {
 pub struct Request {
     pub system: String,
     pub messages: Vec<Message>,
-    pub tools: Vec<ToolDef>,
+    pub tools: std::sync::Arc<[ToolDef]>,
     pub max_tokens: u32,
     pub temperature: Option<f32>,
 }

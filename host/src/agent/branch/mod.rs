@@ -162,7 +162,7 @@ impl Parent<'_, '_> {
     /// The branch's own loop: its result text, how it ended, and the turns it used.
     async fn investigate(&self, entry: &Entry, args: &Args) -> (End, u32, String) {
         let id = entry.id();
-        let defs = self.branch_defs(args.allow_writes);
+        let defs: std::sync::Arc<[ToolDef]> = self.branch_defs(args.allow_writes).into();
         let offered: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
         let mut messages = vec![Message::user(task_text(args))];
         let mut last_text = String::new();

@@ -23,7 +23,8 @@ fn request(messages: Vec<Message>) -> Request {
             name: "read_file".into(),
             description: "Reads a file.".into(),
             parameters: json!({"type": "object", "properties": {"file_path": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         max_tokens: 512,
         temperature: None,
     }

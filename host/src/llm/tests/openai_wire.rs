@@ -51,7 +51,7 @@ fn the_request_carries_system_tools_calls_and_results() {
 #[test]
 fn optional_fields_are_left_out_and_streaming_asks_for_usage() {
     let mut req = request(vec![Message::user("hi")]);
-    req.tools.clear();
+    req.tools = Vec::new().into();
     req.system.clear();
     let b = request_body(&req, "m", true, "max_completion_tokens", req.max_tokens);
     assert!(b.get("tools").is_none() && b.get("tool_choice").is_none() && b.get("temperature").is_none());
