@@ -122,16 +122,19 @@ mod unnamed {
     }
 
     /// The process's umask, from `/proc/self/status` (setting it to read it would race with
-    /// other threads); 022 when it cannot be read.
+    /// other threads); 022 when it cannot be read. Read once: corral never changes it.
     #[allow(clippy::disallowed_methods)] // /proc, not a workspace file
     fn umask() -> u32 {
-        std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                let line = s.lines().find(|l| l.starts_with("Umask:"))?;
-                u32::from_str_radix(line.trim_start_matches("Umask:").trim(), 8).ok()
-            })
-            .unwrap_or(0o022)
+        static UMASK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+        *UMASK.get_or_init(|| {
+            std::fs::read_to_string("/proc/self/status")
+                .ok()
+                .and_then(|s| {
+                    let line = s.lines().find(|l| l.starts_with("Umask:"))?;
+                    u32::from_str_radix(line.trim_start_matches("Umask:").trim(), 8).ok()
+                })
+                .unwrap_or(0o022)
+        })
     }
 }
 

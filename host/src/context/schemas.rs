@@ -43,8 +43,18 @@ pub fn cost(defs: &[ToolDef]) -> Count {
     }
 }
 
+/// A tool's schema as the text `{"description":..,"name":..,"parameters":..}`: serialized from
+/// the definition where it lies (`json!` would first copy the whole schema into a new value).
 fn schema_json(d: &ToolDef) -> String {
-    serde_json::json!({"name": d.name, "description": d.description, "parameters": d.parameters}).to_string()
+    // Fields in the order serde_json's maps keep keys (sorted), as `json!` wrote them.
+    #[derive(serde::Serialize)]
+    struct Schema<'a> {
+        description: &'a str,
+        name: &'a str,
+        parameters: &'a serde_json::Value,
+    }
+    let schema = Schema { description: &d.description, name: &d.name, parameters: &d.parameters };
+    serde_json::to_string(&schema).unwrap_or_default()
 }
 
 fn pct(n: u64, w: u64) -> u64 {
@@ -116,6 +126,17 @@ pub fn plan(tools: &[ToolCost], window: Option<u64>) -> Plan {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_schema_text_is_the_one_json_writes() {
+        let d = ToolDef {
+            name: "grep".into(),
+            description: "Search \"files\"\n".into(),
+            parameters: json!({"type": "object", "properties": {"z": {"type": "string"}, "a": {"enum": [1, "é"]}}}),
+        };
+        let expected = json!({"name": d.name, "description": d.description, "parameters": d.parameters});
+        assert_eq!(schema_json(&d), expected.to_string());
+    }
 
     fn tool(name: &str, plugin: &str, builtin: bool, size: usize) -> ToolCost {
         let def = ToolDef {

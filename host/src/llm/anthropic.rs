@@ -50,7 +50,13 @@ pub fn request_body(req: &Request, model: &str, stream: bool, cap: u32, effort: 
         let tools: Vec<Value> = req
             .tools
             .iter()
-            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .map(|t| {
+                Value::Object(Map::from_iter([
+                    ("name".to_string(), Value::String(t.name.clone())),
+                    ("description".to_string(), Value::String(t.description.clone())),
+                    ("input_schema".to_string(), t.parameters.clone()),
+                ]))
+            })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }

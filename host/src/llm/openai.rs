@@ -64,14 +64,21 @@ pub fn request_body(req: &Request, model: &str, stream: bool, max_tokens_field: 
     Value::Object(body)
 }
 
-/// The tools as OpenAI's `function` entries (Ollama's API takes the same).
+/// The tools as OpenAI's `function` entries (Ollama's API takes the same). Built from copies
+/// of the schemas (`json!` would serialize each schema into a new value, at every turn).
 pub fn function_tools(req: &Request) -> Value {
     req.tools
         .iter()
         .map(|t| {
-            json!({"type": "function", "function": {
-                "name": t.name, "description": t.description, "parameters": t.parameters,
-            }})
+            let function = Map::from_iter([
+                ("name".to_string(), Value::String(t.name.clone())),
+                ("description".to_string(), Value::String(t.description.clone())),
+                ("parameters".to_string(), t.parameters.clone()),
+            ]);
+            Value::Object(Map::from_iter([
+                ("type".to_string(), Value::from("function")),
+                ("function".to_string(), Value::Object(function)),
+            ]))
         })
         .collect()
 }
