@@ -9,6 +9,7 @@ mod agent;
 mod authoring;
 mod backlog;
 mod branch;
+mod build;
 mod ci;
 mod cli;
 mod commands;
