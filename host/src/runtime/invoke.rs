@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::Store;
-use wasmtime::component::ResourceTable;
+use wasmtime::component::{Component, ResourceTable};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 /// Everything one call produced besides its result.
@@ -140,11 +140,13 @@ impl Runtime {
         Ok(Prepared { store: self.new_store(state), stdout, stderr, paused, effects })
     }
 
-    /// Runs `call` (which instantiates the component in the fresh store it is given and
-    /// calls it) within the call's timeout; every failure becomes a [`ToolError`].
+    /// Runs `call` (which instantiates `component` in the fresh store it is given and calls
+    /// it) within the call's timeout; every failure becomes a [`ToolError`].
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn run<R, T>(
         &self,
         plugin: &str,
+        component: &Component,
         session: &Arc<Session>,
         limits: &Limits,
         view: &View,
@@ -152,6 +154,16 @@ impl Runtime {
         convert: impl FnOnce(R) -> Result<T, ToolError>,
     ) -> CallReport<T> {
         let started = Instant::now();
+        if let Err(e) = retry_transient(|| component.initialize_copy_on_write_image()) {
+            return CallReport::failed(ToolError {
+                hint: Some(
+                    "the machine refused the memory this call needs (see the message); the plugin \
+                     is not at fault, and the next call tries again"
+                        .into(),
+                ),
+                ..ToolError::new(ErrorKind::Internal, format!("cannot set up the plugin's memory: {e:#}"))
+            });
+        }
         let mut p = match self.prepare(plugin, session, limits, view) {
             Ok(p) => p,
             Err(e) => {
@@ -193,7 +205,7 @@ impl Runtime {
             let inst: ToolPlugin = pre.instantiate_async(&mut *store).await?;
             inst.corral_plugin_tool().call_describe(store).await
         };
-        self.run(plugin, session, limits, &View::Roots, call, Ok).await
+        self.run(plugin, pre.instance_pre().component(), session, limits, &View::Roots, call, Ok).await
     }
 
     /// Calls `invoke(tool, args_json)` on a fresh instance; the output is capped.
@@ -219,7 +231,26 @@ impl Runtime {
             Ok(out) => Ok(ToolOutput::from_wit(out, limit)),
             Err(e) => Err(ToolError::from(e)),
         };
-        self.run(plugin, session, limits, &View::Roots, call, convert).await
+        let component = pre.instance_pre().component();
+        self.run(plugin, component, session, limits, &View::Roots, call, convert).await
+    }
+}
+
+/// Runs `attempt` up to three times while it fails. For the copy-on-write memory images of a
+/// component, which wasmtime makes once, at the component's first instantiation: Linux can
+/// refuse for a moment to seal the new memfd (EBUSY while another CPU still holds a page just
+/// written), which would otherwise fail that call, as a fault of the plugin, though nothing
+/// is wrong with it. A failed attempt keeps nothing, so the next one starts afresh.
+fn retry_transient<E>(mut attempt: impl FnMut() -> Result<(), E>) -> Result<(), E> {
+    let mut tries = 1;
+    loop {
+        match attempt() {
+            Err(_) if tries < 3 => {
+                tries += 1;
+                std::thread::yield_now();
+            }
+            done => return done,
+        }
     }
 }
 
@@ -263,4 +294,32 @@ fn stderr_tail(c: &Captured) -> Option<String> {
     let text = text.trim_end();
     let start = corral_contract::text::ceil_boundary(text, text.len().saturating_sub(1024));
     Some(text[start..].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retry_transient;
+
+    #[test]
+    fn a_transient_failure_is_tried_again_up_to_three_times() {
+        let mut calls = 0;
+        let r = retry_transient(|| {
+            calls += 1;
+            if calls < 3 { Err(calls) } else { Ok(()) }
+        });
+        assert_eq!((r, calls), (Ok(()), 3));
+        let mut calls = 0;
+        let r = retry_transient(|| {
+            calls += 1;
+            Err::<(), _>(calls)
+        });
+        assert_eq!((r, calls), (Err(3), 3), "the last failure is returned after three attempts");
+        let mut calls = 0;
+        let r = retry_transient(|| {
+            calls += 1;
+            Ok::<(), ()>(())
+        });
+        assert_eq!(r, Ok(()));
+        assert_eq!(calls, 1, "a success is not repeated");
+    }
 }

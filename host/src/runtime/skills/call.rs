@@ -26,7 +26,8 @@ macro_rules! call_skill {
                     inst.corral_plugin_skill().$method(store $(, $arg)*).await
                 };
                 let (name, view) = (&$skill.plugin_name(), &$skill.view);
-                $ctx.runtime.run(name, $ctx.session, $ctx.limits, view, call, $convert).await
+                let component = pre.instance_pre().component();
+                $ctx.runtime.run(name, component, $ctx.session, $ctx.limits, view, call, $convert).await
             }
             Err(why) => CallReport::failed(ToolError::new(
                 ErrorKind::Internal,

@@ -203,7 +203,8 @@ async fn describe(
         let inst: SkillPlugin = pre.instantiate_async(&mut *store).await?;
         inst.corral_plugin_skill().call_describe(store).await
     };
-    let report = rt.run(label, session, limits, view, call, |r| r.map_err(ToolError::from)).await;
+    let component = pre.instance_pre().component();
+    let report = rt.run(label, component, session, limits, view, call, |r| r.map_err(ToolError::from)).await;
     let info = report.result.map_err(|e| e.message)?;
     rules::check_name(&info.name)?;
     rules::check_description(&info.description).map_err(|e| format!("skill '{}': {e}", info.name))?;
