@@ -127,7 +127,11 @@ fn main() {
         );
     }
 
+    // Always the release profile, debug build or not: link-time optimisation drops the
+    // imports a plugin never calls, and a plugin's grants are read from its imports.
     let wasm_dir = target_dir.join("wasm32-wasip2").join("release");
+    // The suites in tests/ read the very components embedded here.
+    println!("cargo:rustc-env=CORRAL_BUILTINS_WASM_DIR={}", wasm_dir.display());
     let engine = precompile_engine();
     // Describing runs the component, so only when this machine can run what is built.
     let runnable = env::var("HOST").ok() == env::var("TARGET").ok();

@@ -217,14 +217,14 @@ fn the_rust_plugin_example_in_the_authoring_guide_builds_and_runs() {
     let code = blocks(&guide, "rust");
     assert_eq!(code.len(), 1, "one Rust example expected in docs/authoring.md");
     let sb = Sandbox::new();
-    let krate = sb.tmp.path().join("word-count");
+    let krate = sb.tmp.path().join("guide-example");
     std::fs::create_dir_all(krate.join("src")).unwrap();
     std::fs::write(krate.join("src/lib.rs"), &code[0].1).unwrap();
     let sdk = root.join("plugins/sdk");
     std::fs::write(
         krate.join("Cargo.toml"),
         format!(
-            "[package]\nname = \"word-count\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[lib]\n\
+            "[package]\nname = \"guide-example\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[lib]\n\
              crate-type = [\"cdylib\"]\n\n[dependencies]\ncorral-plugin-sdk = {{ path = {:?} }}\n\n[workspace]\n",
             sdk.display().to_string()
         ),
@@ -232,8 +232,9 @@ fn the_rust_plugin_example_in_the_authoring_guide_builds_and_runs() {
     .unwrap();
     // The SDK's dependencies at the versions the built-in plugins use (already fetched).
     std::fs::copy(root.join("plugins/Cargo.lock"), krate.join("Cargo.lock")).unwrap();
-    // Compiled once per checkout, not per run.
-    let target = root.join("target/docs-example");
+    // Compiled once per checkout, not per run, in the target folder of the other Rust guests
+    // (the Rust example and `plugin new`'s project), whose proc macros it shares.
+    let target = support::guests::examples_dir().join("rust-target");
     let out = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(["build", "--release", "--target", "wasm32-wasip2"])
         .current_dir(&krate)
@@ -242,7 +243,7 @@ fn the_rust_plugin_example_in_the_authoring_guide_builds_and_runs() {
         .output()
         .unwrap();
     assert!(out.status.success(), "the example does not build:\n{}", String::from_utf8_lossy(&out.stderr));
-    let wasm = target.join("wasm32-wasip2/release/word_count.wasm");
+    let wasm = target.join("wasm32-wasip2/release/guide_example.wasm");
     std::fs::create_dir_all(sb.ws.join("docs")).unwrap();
     std::fs::write(sb.ws.join("docs/notes.txt"), "three small words\n").unwrap();
     let plugin = wasm.display().to_string();

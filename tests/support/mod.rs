@@ -45,10 +45,10 @@ pub fn test_plugin(name: &str) -> PathBuf {
     dir.join(format!("{name}.wasm"))
 }
 
-/// A component that host/build.rs built into `target/plugins-wasm` (a built-in plugin or a
-/// shipped skill), by file stem.
+/// A component that host/build.rs built (a built-in plugin or a shipped skill), by file stem:
+/// the very file embedded in the corral under test.
 pub fn built_component(stem: &str) -> PathBuf {
-    let path = target_dir().join("plugins-wasm/wasm32-wasip2/release").join(format!("{stem}.wasm"));
+    let path = PathBuf::from(env!("CORRAL_BUILTINS_WASM_DIR")).join(format!("{stem}.wasm"));
     assert!(path.is_file(), "{} is missing; build corral first", path.display());
     path
 }
