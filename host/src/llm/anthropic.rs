@@ -1,6 +1,7 @@
 //! The Anthropic Messages wire format: the request body (strictly alternating roles, tool
 //! results as blocks), a whole JSON reply, and a streamed reply assembled from its events.
 
+use super::body::ToolsField;
 use super::error::WireError;
 use super::openai::EMPTY_REPLY;
 use super::sse::SseEvent;
@@ -33,7 +34,14 @@ fn thinking_budget(effort: Effort, max: u32) -> Option<u32> {
 
 /// The body of POST {base}/v1/messages with reply cap `cap` (0: the default) and thinking
 /// set from `effort`.
-pub fn request_body(req: &Request, model: &str, stream: bool, cap: u32, effort: Option<Effort>) -> Value {
+pub fn request_body(
+    req: &Request,
+    model: &str,
+    stream: bool,
+    cap: u32,
+    effort: Option<Effort>,
+    tools: ToolsField,
+) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), json!(model));
     let max = if cap > 0 { cap } else { DEFAULT_MAX_TOKENS };
@@ -47,18 +55,7 @@ pub fn request_body(req: &Request, model: &str, stream: bool, cap: u32, effort: 
     }
     body.insert("messages".into(), Value::Array(messages(&req.messages)));
     if !req.tools.is_empty() {
-        let tools: Vec<Value> = req
-            .tools
-            .iter()
-            .map(|t| {
-                Value::Object(Map::from_iter([
-                    ("name".to_string(), Value::String(t.name.clone())),
-                    ("description".to_string(), Value::String(t.description.clone())),
-                    ("input_schema".to_string(), t.parameters.clone()),
-                ]))
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), super::openai::tools_value(req, tools, tool_list));
     }
     // Thinking allows no temperature but the default.
     if let (Some(t), None) = (req.temperature, budget) {
@@ -68,6 +65,11 @@ pub fn request_body(req: &Request, model: &str, stream: bool, cap: u32, effort: 
         body.insert("stream".into(), json!(true));
     }
     Value::Object(body)
+}
+
+/// The tools as Anthropic lists them.
+pub fn tool_list(req: &Request) -> Value {
+    req.tools.iter().map(|t| t.wire_entry("input_schema")).collect()
 }
 
 /// The conversation as alternating user/assistant messages of content blocks: consecutive

@@ -1,6 +1,7 @@
 //! One model call over HTTP: send the request, read the reply (whole or streamed), and
 //! retry with backoff, or the server's Retry-After, until it works or the attempts run out.
 
+use super::body::{self, ToolsCache, ToolsField};
 use super::config::{ClientConfig, ProviderKind, normalize_url};
 use super::error::{ErrorBody, LlmError, WireError, clip};
 use super::failure::{Failure, Retry, Target, chain, retry_after};
@@ -28,6 +29,8 @@ struct Inner {
     learned_cap: std::sync::atomic::AtomicU32,
     /// The context window the session budgets for; sent to Ollama as `num_ctx`. 0: unknown.
     window: std::sync::atomic::AtomicU64,
+    /// The last tool list, serialized as this provider takes it.
+    tools: ToolsCache,
 }
 
 impl Client {
@@ -65,6 +68,7 @@ impl Client {
                 endpoint,
                 learned_cap: Default::default(),
                 window: Default::default(),
+                tools: ToolsCache::default(),
             }),
         })
     }
@@ -143,24 +147,42 @@ impl Client {
     }
 
     /// The request body with reply cap `cap`.
+    #[cfg(test)]
     pub(super) fn body(&self, req: &Request, cap: u32) -> serde_json::Value {
+        self.body_with(req, cap, ToolsField::Built)
+    }
+
+    fn body_with(&self, req: &Request, cap: u32, tools: ToolsField) -> serde_json::Value {
         let cfg = &self.inner.cfg;
         match cfg.kind {
             ProviderKind::OpenAi => {
                 let field = limits::token_param(cfg.token_param.as_deref(), &cfg.base_url, &cfg.model);
-                let mut body = openai::request_body(req, &cfg.model, cfg.stream, field, cap);
+                let mut body = openai::request_body(req, &cfg.model, cfg.stream, field, cap, tools);
                 openai::add_effort(&mut body, cfg.effort, &cfg.base_url);
                 body
             }
-            ProviderKind::Anthropic => anthropic::request_body(req, &cfg.model, cfg.stream, cap, cfg.effort),
+            ProviderKind::Anthropic => {
+                anthropic::request_body(req, &cfg.model, cfg.stream, cap, cfg.effort, tools)
+            }
             ProviderKind::Ollama => {
                 let num_ctx = match self.inner.window.load(std::sync::atomic::Ordering::Relaxed) {
                     0 => ollama::DEFAULT_NUM_CTX,
                     n => n,
                 };
-                ollama::request_body(req, &cfg.model, cfg.stream, cap, num_ctx, cfg.effort)
+                ollama::request_body(req, &cfg.model, cfg.stream, cap, num_ctx, cfg.effort, tools)
             }
         }
+    }
+
+    /// The bytes sent: [`Client::body`]'s, with the tool list written from its serialized copy.
+    pub(super) fn body_bytes(&self, req: &Request, cap: u32) -> Result<Vec<u8>, LlmError> {
+        let deferred = self.body_with(req, cap, ToolsField::Deferred);
+        let tools = || match self.inner.cfg.kind {
+            ProviderKind::OpenAi | ProviderKind::Ollama => openai::function_tools(req),
+            ProviderKind::Anthropic => anthropic::tool_list(req),
+        };
+        body::body_bytes(&deferred, req, &self.inner.tools, tools)
+            .map_err(|e| LlmError::Config(format!("cannot write the request body: {e}")))
     }
 
     /// The context window the session budgets for: Ollama is asked for exactly that much.
@@ -176,7 +198,7 @@ impl Client {
         on_event: &mut (dyn FnMut(Event) + Send),
     ) -> Result<Response, LlmError> {
         let cfg = &self.inner.cfg;
-        let body = json_bytes(&self.body(req, cap));
+        let body = self.body_bytes(req, cap)?;
         let attempts = cfg.retry.attempts.max(1);
         let mut n = 1;
         loop {
@@ -379,26 +401,5 @@ impl Decoder {
             Decoder::OpenAi(s) => s.finish(),
             Decoder::Anthropic(s) => s.finish(),
         }
-    }
-}
-
-/// A request body as bytes, written straight into a buffer: `to_string` (Display) passes each
-/// piece through a formatter, slower for a body of tens of KB at every turn.
-fn json_bytes(body: &serde_json::Value) -> Vec<u8> {
-    let mut out = Vec::with_capacity(32 << 10);
-    // A value's keys are strings and a Vec takes every write: this cannot fail.
-    match serde_json::to_writer(&mut out, body) {
-        Ok(()) => out,
-        Err(_) => body.to_string().into_bytes(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_body_is_sent_as_its_json_text() {
-        let body = serde_json::json!({"messages": [{"role": "user", "content": "a \"quote\"\n é 🦀"}],
-            "tools": [{"type": "function"}], "max_tokens": 5, "temperature": 0.2, "stream": true});
-        assert_eq!(super::json_bytes(&body), body.to_string().into_bytes());
     }
 }

@@ -4,6 +4,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 mod anthropic;
+mod body;
 mod client;
 mod config;
 mod error;

@@ -1,6 +1,7 @@
 //! Ollama's own chat API (POST /api/chat): the request body with `options.num_ctx` (the one
 //! way to set the context size per request), a whole reply, and a streamed reply in NDJSON.
 
+use super::body::ToolsField;
 use super::error::WireError;
 use super::types::{Effort, Event, FinishReason, Message, Reasoning, Request, Response, ToolCall, Usage};
 use serde_json::{Map, Value, json};
@@ -18,6 +19,7 @@ pub fn request_body(
     cap: u32,
     num_ctx: u64,
     effort: Option<Effort>,
+    tools: ToolsField,
 ) -> Value {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
@@ -31,7 +33,7 @@ pub fn request_body(
     body.insert("messages".into(), Value::Array(messages));
     body.insert("stream".into(), json!(stream));
     if !req.tools.is_empty() {
-        body.insert("tools".into(), super::openai::function_tools(req));
+        body.insert("tools".into(), super::openai::tools_value(req, tools, super::openai::function_tools));
     }
     let mut options = Map::new();
     options.insert("num_ctx".into(), json!(num_ctx));

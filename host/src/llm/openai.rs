@@ -1,6 +1,7 @@
 //! The OpenAI-compatible chat completions wire format: the request body, a whole JSON reply,
 //! and a streamed reply assembled from its SSE chunks (text, reasoning, tool-call deltas).
 
+use super::body::ToolsField;
 use super::error::WireError;
 use super::sse::SseEvent;
 use super::types::{
@@ -14,7 +15,14 @@ pub const EMPTY_REPLY: &str = "(empty response)";
 
 /// The body of POST {base}/chat/completions with reply cap `cap` (0: none sent) in
 /// `max_tokens_field` ("max_tokens", or "max_completion_tokens", see `limits::token_param`).
-pub fn request_body(req: &Request, model: &str, stream: bool, max_tokens_field: &str, cap: u32) -> Value {
+pub fn request_body(
+    req: &Request,
+    model: &str,
+    stream: bool,
+    max_tokens_field: &str,
+    cap: u32,
+    tools: ToolsField,
+) -> Value {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
         messages.push(json!({"role": "system", "content": req.system}));
@@ -48,7 +56,7 @@ pub fn request_body(req: &Request, model: &str, stream: bool, max_tokens_field: 
     body.insert("model".into(), json!(model));
     body.insert("messages".into(), Value::Array(messages));
     if !req.tools.is_empty() {
-        body.insert("tools".into(), function_tools(req));
+        body.insert("tools".into(), tools_value(req, tools, function_tools));
         body.insert("tool_choice".into(), json!("auto"));
     }
     if cap > 0 {
@@ -64,23 +72,26 @@ pub fn request_body(req: &Request, model: &str, stream: bool, max_tokens_field: 
     Value::Object(body)
 }
 
-/// The tools as OpenAI's `function` entries (Ollama's API takes the same). Built from copies
-/// of the schemas (`json!` would serialize each schema into a new value, at every turn).
+/// The tools as OpenAI's `function` entries (Ollama's API takes the same).
 pub fn function_tools(req: &Request) -> Value {
     req.tools
         .iter()
         .map(|t| {
-            let function = Map::from_iter([
-                ("name".to_string(), Value::String(t.name.clone())),
-                ("description".to_string(), Value::String(t.description.clone())),
-                ("parameters".to_string(), t.parameters.clone()),
-            ]);
             Value::Object(Map::from_iter([
                 ("type".to_string(), Value::from("function")),
-                ("function".to_string(), Value::Object(function)),
+                ("function".to_string(), t.wire_entry("parameters")),
             ]))
         })
         .collect()
+}
+
+/// The `tools` entry of a body: the array `build` makes, or `null` where the client writes
+/// the array it keeps serialized (see `body.rs`).
+pub fn tools_value(req: &Request, tools: ToolsField, build: fn(&Request) -> Value) -> Value {
+    match tools {
+        ToolsField::Built => build(req),
+        ToolsField::Deferred => Value::Null,
+    }
 }
 
 /// The reasoning setting: OpenRouter's `reasoning` object, else OpenAI's `reasoning_effort`

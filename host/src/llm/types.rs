@@ -171,6 +171,18 @@ pub struct ToolDef {
     pub parameters: serde_json::Value,
 }
 
+impl ToolDef {
+    /// The tool as the providers list it: name, description, and the argument schema under
+    /// `schema_key` (`parameters` for OpenAI's API and Ollama's, `input_schema` for Anthropic's).
+    pub fn wire_entry(&self, schema_key: &str) -> serde_json::Value {
+        serde_json::Value::Object(serde_json::Map::from_iter([
+            ("name".to_string(), serde_json::Value::String(self.name.clone())),
+            ("description".to_string(), serde_json::Value::String(self.description.clone())),
+            (schema_key.to_string(), self.parameters.clone()),
+        ]))
+    }
+}
+
 /// Everything one model call needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {

@@ -2,6 +2,7 @@
 //! blocks in whole replies and streamed events.
 
 use super::super::anthropic::{Stream, parse_response, request_body};
+use super::super::body::ToolsField;
 use super::super::error::WireError;
 use super::super::types::{FinishReason, Usage};
 use super::*;
@@ -20,7 +21,7 @@ fn the_request_alternates_roles_and_groups_tool_results() {
         Message::nudge("Reminder: be brief"),
         assistant("", vec![]),
     ]);
-    let b = request_body(&req, "claude", true, req.max_tokens, None);
+    let b = request_body(&req, "claude", true, req.max_tokens, None, ToolsField::Built);
     assert_eq!(b["system"], "be brief");
     assert_eq!(b["max_tokens"], 512);
     assert_eq!(b["stream"], true);
@@ -63,7 +64,7 @@ fn calls_without_text_have_no_text_block_and_odd_ids_are_cleaned() {
     let mut req = req;
     req.max_tokens = 0;
     req.temperature = Some(0.2);
-    let b = request_body(&req, "claude", false, req.max_tokens, None);
+    let b = request_body(&req, "claude", false, req.max_tokens, None, ToolsField::Built);
     assert!(b.get("stream").is_none());
     assert_eq!(b["max_tokens"], 8192, "required, so a default is sent");
     assert!((b["temperature"].as_f64().unwrap() - 0.2).abs() < 1e-6);
@@ -86,6 +87,7 @@ fn a_conversation_never_starts_with_the_assistant() {
         false,
         512,
         None,
+        ToolsField::Built,
     );
     let m = b["messages"].as_array().unwrap();
     assert_eq!(m[0]["role"], "user");

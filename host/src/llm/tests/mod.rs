@@ -95,3 +95,34 @@ fn a_url_that_is_no_url_is_a_config_error() {
         other => panic!("{:?}", other.map(|_| ())),
     }
 }
+
+#[test]
+fn each_provider_sends_the_bytes_of_its_body_with_the_tool_list_kept_serialized() {
+    use super::{Client, ClientConfig, ProviderKind};
+    for kind in [ProviderKind::OpenAi, ProviderKind::Anthropic, ProviderKind::Ollama] {
+        let c = Client::new(ClientConfig::new(kind, "http://127.0.0.1:9", "m", None)).unwrap();
+        let mut req = request(vec![Message::user("read a.txt"), tool_result("c1", "1: hi", false)]);
+        for turn in 0..2 {
+            let sent = c.body_bytes(&req, 100).unwrap();
+            assert_eq!(sent, serde_json::to_vec(&c.body(&req, 100)).unwrap(), "{kind:?}, turn {turn}");
+            assert!(String::from_utf8_lossy(&sent).contains("read_file"), "{kind:?}: the tools are sent");
+        }
+        // Another list (a tool joined): the new one is sent, not the kept one.
+        let mut tools = req.tools.to_vec();
+        tools[0].name = "read_text".into();
+        req.tools = tools.into();
+        let sent: serde_json::Value = serde_json::from_slice(&c.body_bytes(&req, 100).unwrap()).unwrap();
+        let names: Vec<&str> = sent["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().or(t["name"].as_str()).unwrap())
+            .collect();
+        assert_eq!(names, ["read_text"], "{kind:?}: {sent}");
+        assert_eq!(sent, c.body(&req, 100));
+        // No tools: no tools entry.
+        req.tools = Vec::new().into();
+        let sent = String::from_utf8(c.body_bytes(&req, 100).unwrap()).unwrap();
+        assert!(!sent.contains("\"tools\""), "{kind:?}: {sent}");
+    }
+}

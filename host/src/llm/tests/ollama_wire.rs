@@ -1,6 +1,7 @@
 //! Ollama's own chat API: the request (num_ctx, num_predict, tool calls as objects, tool
 //! results by name), whole replies and NDJSON streams.
 
+use super::super::body::ToolsField;
 use super::super::ollama::{Stream, parse_response, request_body};
 use super::super::probe::ollama_window_of;
 use super::super::types::{Effort, Event, FinishReason, Message, ToolCall};
@@ -25,7 +26,7 @@ fn the_request_sets_the_context_size_and_sends_calls_as_objects() {
             images: vec![],
         },
     ]);
-    let body = request_body(&req, "qwen3:8b", true, 512, 8192, Some(Effort::Off));
+    let body = request_body(&req, "qwen3:8b", true, 512, 8192, Some(Effort::Off), ToolsField::Built);
     assert_eq!(body["options"], json!({"num_ctx": 8192, "num_predict": 512}));
     assert_eq!(body["stream"], true);
     assert_eq!(body["think"], false);
@@ -37,7 +38,7 @@ fn the_request_sets_the_context_size_and_sends_calls_as_objects() {
     );
     assert_eq!(msgs[3], json!({"role": "tool", "tool_name": "read_file", "content": "1: fn a() {}"}));
     assert_eq!(body["tools"][0]["function"]["name"], "read_file");
-    let body = request_body(&req, "m", false, 0, 4096, None);
+    let body = request_body(&req, "m", false, 0, 4096, None, ToolsField::Built);
     assert_eq!(body["options"], json!({"num_ctx": 4096}), "no cap: none sent");
     assert!(body.get("think").is_none());
 }

@@ -1,5 +1,6 @@
 //! The OpenAI-compatible wire format: request bodies, whole replies, streamed chunks.
 
+use super::super::body::ToolsField;
 use super::super::error::WireError;
 use super::super::openai::{Stream, parse_response, request_body};
 use super::super::types::{FinishReason, Usage};
@@ -17,7 +18,7 @@ fn the_request_carries_system_tools_calls_and_results() {
         assistant("Done.", vec![call("c2", "read_file", "{bad")]),
     ]);
     req.temperature = Some(0.5);
-    let b = request_body(&req, "m", false, "max_tokens", req.max_tokens);
+    let b = request_body(&req, "m", false, "max_tokens", req.max_tokens, ToolsField::Built);
     assert_eq!(b["model"], "m");
     assert_eq!(b["max_tokens"], 512);
     assert_eq!(b["temperature"], 0.5);
@@ -53,7 +54,7 @@ fn optional_fields_are_left_out_and_streaming_asks_for_usage() {
     let mut req = request(vec![Message::user("hi")]);
     req.tools = Vec::new().into();
     req.system.clear();
-    let b = request_body(&req, "m", true, "max_completion_tokens", req.max_tokens);
+    let b = request_body(&req, "m", true, "max_completion_tokens", req.max_tokens, ToolsField::Built);
     assert!(b.get("tools").is_none() && b.get("tool_choice").is_none() && b.get("temperature").is_none());
     assert_eq!(b["messages"].as_array().unwrap().len(), 1, "no empty system message");
     assert_eq!(b["max_completion_tokens"], 512);
