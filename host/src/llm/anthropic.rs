@@ -55,7 +55,7 @@ pub fn request_body(
     }
     body.insert("messages".into(), Value::Array(messages(&req.messages)));
     if !req.tools.is_empty() {
-        body.insert("tools".into(), super::openai::tools_value(req, tools, tool_list));
+        body.insert("tools".into(), tools.value(req, tool_list));
     }
     // Thinking allows no temperature but the default.
     if let (Some(t), None) = (req.temperature, budget) {

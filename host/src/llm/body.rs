@@ -20,6 +20,16 @@ pub enum ToolsField {
     Deferred,
 }
 
+impl ToolsField {
+    /// The `tools` entry of a provider's body: the array `build` makes, or `null`.
+    pub fn value(self, req: &Request, build: fn(&Request) -> Value) -> Value {
+        match self {
+            ToolsField::Built => build(req),
+            ToolsField::Deferred => Value::Null,
+        }
+    }
+}
+
 /// The last tool list serialized, by the identity of the list (a turn hands the loop's own
 /// `Arc` to each request; a new list, when tools join or leave, is a new `Arc`).
 #[derive(Default)]

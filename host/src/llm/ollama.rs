@@ -33,7 +33,7 @@ pub fn request_body(
     body.insert("messages".into(), Value::Array(messages));
     body.insert("stream".into(), json!(stream));
     if !req.tools.is_empty() {
-        body.insert("tools".into(), super::openai::tools_value(req, tools, super::openai::function_tools));
+        body.insert("tools".into(), tools.value(req, super::openai::function_tools));
     }
     let mut options = Map::new();
     options.insert("num_ctx".into(), json!(num_ctx));

@@ -56,7 +56,7 @@ pub fn request_body(
     body.insert("model".into(), json!(model));
     body.insert("messages".into(), Value::Array(messages));
     if !req.tools.is_empty() {
-        body.insert("tools".into(), tools_value(req, tools, function_tools));
+        body.insert("tools".into(), tools.value(req, function_tools));
         body.insert("tool_choice".into(), json!("auto"));
     }
     if cap > 0 {
@@ -83,15 +83,6 @@ pub fn function_tools(req: &Request) -> Value {
             ]))
         })
         .collect()
-}
-
-/// The `tools` entry of a body: the array `build` makes, or `null` where the client writes
-/// the array it keeps serialized (see `body.rs`).
-pub fn tools_value(req: &Request, tools: ToolsField, build: fn(&Request) -> Value) -> Value {
-    match tools {
-        ToolsField::Built => build(req),
-        ToolsField::Deferred => Value::Null,
-    }
 }
 
 /// The reasoning setting: OpenRouter's `reasoning` object, else OpenAI's `reasoning_effort`
