@@ -10,8 +10,12 @@ build:
 ## The whole test suite: host unit tests, end-to-end suites, and the plugins' logic tests.
 test: test-host test-plugins
 
+# In the release profile: after the README's first command (`cargo run --release`) every
+# dependency, corral's library and its binary are already built, so only the test harnesses
+# compile (tests/build.rs checks that nothing is compiled a second time). The tests also run
+# the binary the person runs.
 test-host:
-	$(CARGO) test --workspace
+	$(CARGO) test --workspace --release
 
 test-plugins:
 	$(CARGO) test --manifest-path plugins/Cargo.toml --workspace

@@ -3,6 +3,10 @@
 //! its features and profile agree on both; one differing feature anywhere below wasmtime makes
 //! it compile the whole stack twice (three minutes of a clean build on two cores). These
 //! tests read cargo's unit graph, which lists every compilation a build would run.
+//!
+//! `make test` runs the tests in the release profile, so that after the README's first
+//! command (`cargo run --release`) it compiles only the test harnesses: the last test here
+//! checks that every compilation of that command is one the tests reuse.
 
 use crate::support;
 
@@ -10,31 +14,35 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
-/// The crates a `cargo build --workspace --all-targets` (plus `--release` if asked) would
-/// compile more than once, each with what tells its compilations apart.
-fn compiled_twice(release: bool) -> Vec<String> {
+/// The units `cargo <args> --unit-graph` would compile (cargo is run offline on this checkout).
+fn unit_graph(args: &[&str]) -> Vec<Value> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     // The unit graph is an unstable output of stable cargo; RUSTC_BOOTSTRAP opens it.
-    cmd.current_dir(support::repo()).env("RUSTC_BOOTSTRAP", "1").args([
-        "build",
-        "--workspace",
-        "--all-targets",
+    cmd.current_dir(support::repo()).env("RUSTC_BOOTSTRAP", "1").args(args).args([
         "--frozen",
         "--unit-graph",
         "-Z",
         "unstable-options",
     ]);
-    if release {
-        cmd.arg("--release");
-    }
     let out = cmd.output().expect("run cargo");
     assert!(out.status.success(), "cargo --unit-graph failed:\n{}", String::from_utf8_lossy(&out.stderr));
     let graph: Value = serde_json::from_slice(&out.stdout).expect("the unit graph is JSON");
-    let units = graph["units"].as_array().expect("the graph lists units");
-    assert!(units.len() > 100, "{} units: not the whole build", units.len());
+    let units = graph["units"].as_array().expect("the graph lists units").clone();
+    assert!(units.len() > 100, "{} units for {args:?}: not the whole build", units.len());
+    units
+}
+
+/// The crates a `cargo build --workspace --all-targets` (plus `--release` if asked) would
+/// compile more than once, each with what tells its compilations apart.
+fn compiled_twice(release: bool) -> Vec<String> {
+    let mut args = vec!["build", "--workspace", "--all-targets"];
+    if release {
+        args.push("--release");
+    }
+    let units = unit_graph(&args);
     let mut variants: BTreeMap<(String, String, String), BTreeSet<String>> = BTreeMap::new();
-    for u in units {
+    for u in &units {
         let key = (u["pkg_id"].to_string(), u["target"]["name"].to_string(), u["mode"].to_string());
         let variant =
             format!("features {} profile {} platform {}", u["features"], u["profile"], u["platform"]);
@@ -68,4 +76,115 @@ fn the_test_build_compiles_each_crate_once() {
 #[test]
 fn the_release_build_compiles_each_crate_once() {
     assert_compiled_once(true);
+}
+
+/// What makes each unit of `units` the same compilation in another graph: its package, target,
+/// mode, features, profile and platform, and the same of every unit it depends on (cargo
+/// hashes all of it into the artifact's name). The profile's name is left out, as cargo
+/// leaves it out of the hash.
+fn compilations(units: &[Value]) -> Vec<String> {
+    fn identity(i: usize, units: &[Value], memo: &mut Vec<Option<String>>) -> String {
+        if let Some(known) = &memo[i] {
+            return known.clone();
+        }
+        let u = &units[i];
+        let mut profile = u["profile"].clone();
+        if let Some(p) = profile.as_object_mut() {
+            p.remove("name");
+        }
+        let mut deps: Vec<String> = u["dependencies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d["index"].as_u64())
+            .map(|d| identity(d as usize, units, memo))
+            .collect();
+        deps.sort();
+        let own = format!(
+            "{} {} ({}) features {} profile {} platform {} [{}]",
+            u["pkg_id"],
+            u["target"]["name"],
+            u["mode"],
+            u["features"],
+            profile,
+            u["platform"],
+            deps.join(", ")
+        );
+        memo[i] = Some(own.clone());
+        own
+    }
+    let mut memo = vec![None; units.len()];
+    (0..units.len()).map(|i| identity(i, units, &mut memo)).collect()
+}
+
+#[test]
+fn the_tests_reuse_everything_the_release_run_compiled() {
+    let test_units = unit_graph(&["test", "--workspace", "--release", "--no-run"]);
+    let tests: BTreeSet<String> = compilations(&test_units).into_iter().collect();
+    let run_units = unit_graph(&["build", "--release", "--bin", "corral"]);
+    let mut missing: Vec<String> = compilations(&run_units)
+        .into_iter()
+        .zip(&run_units)
+        .filter(|(c, _)| !tests.contains(c))
+        .map(|(_, u)| format!("{} ({}, {})", u["pkg_id"], u["target"]["name"], u["mode"]))
+        .collect();
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "`make test` (cargo test --workspace --release) would compile these again after \
+         `cargo run --release` (they, or crates below them, differ: a dev-dependency turns on \
+         a feature the binary's graph lacks, or the profiles differ):\n{}",
+        missing.join("\n")
+    );
+}
+
+/// A unit's package name, from its id (`registry+...#name@version`, `path+file://...#version`).
+fn package_name(u: &Value) -> &str {
+    let id = u["pkg_id"].as_str().unwrap_or_default();
+    let tail = id.rsplit_once('#').map_or(id, |(_, t)| t);
+    tail.split_once('@').map_or(tail, |(name, _)| name)
+}
+
+/// Crates that run only while building and are still optimised on purpose.
+const OPTIMISED_BUILD_TOOLS: [&str; 1] = ["cranelift-isle"];
+
+#[test]
+fn code_that_runs_only_while_building_is_not_optimised_in_release() {
+    let units = unit_graph(&["build", "--release", "--bin", "corral"]);
+    let kind = |u: &Value, k: &str| u["target"]["kind"].as_array().is_some_and(|a| a.iter().any(|v| v == k));
+    // The packages linked into the binary: reached from it through libraries only.
+    let root = units.iter().position(|u| kind(u, "bin")).expect("the graph has corral's binary");
+    let (mut linked, mut todo) = (BTreeSet::new(), vec![root]);
+    while let Some(i) = todo.pop() {
+        let u = &units[i];
+        if u["mode"] != "build" || kind(u, "proc-macro") || kind(u, "custom-build") {
+            continue;
+        }
+        if linked.insert(u["pkg_id"].to_string()) {
+            todo.extend(
+                u["dependencies"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|d| d["index"].as_u64())
+                    .map(|i| i as usize),
+            );
+        }
+    }
+    let mut optimised: Vec<String> = units
+        .iter()
+        .filter(|u| u["mode"] == "build" && !kind(u, "custom-build"))
+        .filter(|u| !linked.contains(&u["pkg_id"].to_string()))
+        .filter(|u| !OPTIMISED_BUILD_TOOLS.contains(&package_name(u)))
+        .filter(|u| u["profile"]["opt_level"] != "0")
+        .map(|u| format!("{} (opt-level {})", u["pkg_id"], u["profile"]["opt_level"]))
+        .collect();
+    optimised.sort();
+    optimised.dedup();
+    assert!(
+        optimised.is_empty(),
+        "these crates run only while building but are compiled optimised in release; add each to \
+         [profile.release.package] in Cargo.toml with opt-level 0:\n{}",
+        optimised.join("\n")
+    );
 }
