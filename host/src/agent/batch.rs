@@ -153,7 +153,8 @@ impl Agent<'_> {
     ) -> Result<(), Outcome> {
         let calls = &response.tool_calls;
         let kinds: Vec<Kind> = calls.iter().map(|c| self.kind_of(c)).collect();
-        let width = parallel::width(self.cfg.parallel_calls);
+        // One call needs no width (and counting the cores costs system calls on its first use).
+        let width = if calls.len() > 1 { parallel::width(self.cfg.parallel_calls) } else { 1 };
         let mut turn = TurnMarks { used_todo: false, read_only: true };
         for range in parallel::groups(&kinds) {
             let kind = kinds[range.start];

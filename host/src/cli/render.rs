@@ -231,26 +231,26 @@ impl Observer for Terminal {
         let shown = tool_result(&call.name, &outcome.content, outcome.is_error);
         let result = if shown.line.is_empty() { String::new() } else { format!(" → {}", shown.line) };
         let (reset, bold, dim) = (s.reset, s.bold, s.dim);
-        eprintln!(
-            "{color}{mark}{reset} {bold}{}{reset} {}{dim}{result} ({:.0?}){reset}",
+        // The lines of a call go out in one write: stderr is unbuffered, and piece by piece
+        // they cost a system call per piece on every turn.
+        let mut out = format!(
+            "{color}{mark}{reset} {bold}{}{reset} {}{dim}{result} ({:.0?}){reset}\n",
             termtext::clean(&call.name),
             summarize_call(&call.name, &call.arguments),
             outcome.duration
         );
         for line in &shown.below {
             let tint = if outcome.is_error { s.red } else { s.dim };
-            eprintln!("    {tint}{line}{reset}");
+            out.push_str(&format!("    {tint}{line}{reset}\n"));
         }
         if let Some(change) = outcome.file_change() {
-            eprint!(
-                "{}",
-                diff(
-                    &termtext::clean(change.before.as_deref().unwrap_or("")),
-                    &termtext::clean(change.after.as_deref().unwrap_or("")),
-                    s
-                )
-            );
+            out.push_str(&diff(
+                &termtext::clean(change.before.as_deref().unwrap_or("")),
+                &termtext::clean(change.after.as_deref().unwrap_or("")),
+                s,
+            ));
         }
+        let _ = std::io::stderr().write_all(out.as_bytes());
     }
 
     fn notice(&mut self, text: &str) {

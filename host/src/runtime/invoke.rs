@@ -190,7 +190,9 @@ impl Runtime {
             Some(Ok(r)) => convert(r),
         };
         let (stdout, effects) = (p.stdout.captured(), p.effects.take());
-        CallReport { result, stdout, stderr, duration: started.elapsed(), effects }
+        let duration = started.elapsed();
+        super::reaper::reaper().drop_later(p.store);
+        CallReport { result, stdout, stderr, duration, effects }
     }
 
     /// Calls `describe` on a fresh instance.

@@ -9,6 +9,7 @@ mod invoke;
 mod limits;
 mod output;
 mod pipes;
+mod reaper;
 pub mod registry;
 mod secret;
 pub mod skills;

@@ -344,13 +344,14 @@ impl Registry {
     }
 
     /// Starts loading, on a background thread, the code that first calls are likely to need,
-    /// so that they seldom wait for it: every plugin that is not built in (its code comes from
-    /// the cache or its file, the slow part), and the built-ins offering one of `likely` (all
-    /// built-ins when None). Other built-ins load when first called: their code is
-    /// precompiled in corral, and leaving it unloaded keeps it out of memory (outline's alone
-    /// is 13 MB). The thread runs at the lowest priority, so it takes CPU time the session
-    /// leaves idle (the first request is being written, then answered) and does not delay
-    /// it; a call that needs code the thread has not reached yet loads it itself.
+    /// with its memory images, so that they seldom wait for either: every plugin that is not
+    /// built in (its code comes from the cache or its file, the slow part), and the built-ins
+    /// offering one of `likely` (all built-ins when None). Other built-ins load when first
+    /// called: their code is precompiled in corral, and leaving it unloaded keeps it out of
+    /// memory (outline's alone is 13 MB). The thread runs at the lowest priority, so it takes
+    /// CPU time the session leaves idle (the first request is being written, then answered)
+    /// and does not delay it; a call that needs code the thread has not reached yet loads it
+    /// itself (one that needs images the thread is making waits for them: a memfd's worth).
     pub fn warm_up(&self, likely: Option<&[&str]>) {
         let pending: Vec<Arc<Code>> = self.to_warm(likely).map(|p| p.code.clone()).collect();
         if pending.is_empty() {
@@ -358,9 +359,17 @@ impl Registry {
         }
         // Without the thread every first call loads its own code: slower, not wrong.
         let _ = std::thread::Builder::new().name("corral-load".into()).spawn(move || {
+            // The thread that drops finished calls' stores, started here rather than by the
+            // first call (and before this thread lowers its priority, which it would inherit).
+            crate::runtime::reaper::reaper();
             lower_priority();
             for code in pending {
-                let _ = code.get();
+                // With the code, the memory images its first instantiation would make (a
+                // memfd per memory, filled with its initial data): off the first call's path.
+                // A failure is left to that call, which tries again and reports it.
+                if let Ok(pre) = code.get() {
+                    let _ = pre.instance_pre().component().initialize_copy_on_write_image();
+                }
             }
         });
     }

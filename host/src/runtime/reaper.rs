@@ -1,0 +1,101 @@
+//! Dropping a finished call's store off the call's path. Dropping it hands the instance's slot
+//! back to the pooling allocator, which first resets the memory the call dirtied (a
+//! PAGEMAP_SCAN of the slot, then zeroing what it found): 0.1 to 0.8 ms measured here that a
+//! turn would otherwise spend before its next request. A thread does it instead.
+//!
+//! The backlog is bounded: past [`BACKLOG`] stores waiting, a store is dropped by its caller,
+//! so slots held by finished calls never crowd out new ones in the pool (whose bounds are set
+//! for 16 calls at once with room to spare). Without the thread, every store is dropped by
+//! its caller: slower, not wrong.
+
+use std::any::Any;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Sender, channel};
+
+/// Stores that may wait to be dropped at any one time.
+const BACKLOG: usize = 4;
+
+/// A thread that drops what it is given, and how many things wait for it.
+pub(super) struct Reaper {
+    tx: Option<Sender<Box<dyn Any + Send>>>,
+    waiting: &'static AtomicUsize,
+    limit: usize,
+}
+
+impl Reaper {
+    /// Starts the thread; `limit`: how many values may wait for it.
+    fn start(limit: usize, waiting: &'static AtomicUsize) -> Reaper {
+        let (tx, rx) = channel::<Box<dyn Any + Send>>();
+        let spawned = std::thread::Builder::new().name("corral-reap".into()).spawn(move || {
+            for value in rx {
+                drop(value);
+                waiting.fetch_sub(1, Ordering::AcqRel);
+            }
+        });
+        Reaper { tx: spawned.ok().map(|_| tx), waiting, limit }
+    }
+
+    /// Drops `value` on the thread, or here when the backlog is full or there is no thread.
+    pub(super) fn drop_later<T: Send + 'static>(&self, value: T) {
+        let Some(tx) = &self.tx else { return drop(value) };
+        if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.limit {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+            return drop(value);
+        }
+        if let Err(returned) = tx.send(Box::new(value)) {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+            drop(returned.0);
+        }
+    }
+}
+
+/// The process's reaper, started at its first use.
+pub(super) fn reaper() -> &'static Reaper {
+    static WAITING: AtomicUsize = AtomicUsize::new(0);
+    static REAPER: OnceLock<Reaper> = OnceLock::new();
+    REAPER.get_or_init(|| Reaper::start(BACKLOG, &WAITING))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc::{Receiver, channel};
+
+    /// Says, when dropped, on which thread.
+    struct Noted(Sender<Option<String>>);
+
+    impl Drop for Noted {
+        fn drop(&mut self) {
+            let _ = self.0.send(std::thread::current().name().map(str::to_string));
+        }
+    }
+
+    fn noted() -> (Noted, Receiver<Option<String>>) {
+        let (tx, rx) = channel();
+        (Noted(tx), rx)
+    }
+
+    fn leaked_counter() -> &'static AtomicUsize {
+        Box::leak(Box::new(AtomicUsize::new(0)))
+    }
+
+    #[test]
+    fn values_are_dropped_on_the_reaper_thread() {
+        let reaper = Reaper::start(4, leaked_counter());
+        let (value, dropped) = noted();
+        reaper.drop_later(value);
+        assert_eq!(dropped.recv().unwrap().as_deref(), Some("corral-reap"));
+    }
+
+    #[test]
+    fn a_full_backlog_drops_here() {
+        let reaper = Reaper::start(0, leaked_counter());
+        let (value, dropped) = noted();
+        reaper.drop_later(value);
+        // Dropped before drop_later returned, on this thread.
+        let here = std::thread::current().name().map(str::to_string);
+        assert_eq!(dropped.try_recv().unwrap(), here);
+        assert_eq!(reaper.waiting.load(Ordering::Acquire), 0, "the count is given back");
+    }
+}
