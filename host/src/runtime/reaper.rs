@@ -9,9 +9,9 @@
 //! its caller: slower, not wrong.
 
 use std::any::Any;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, OnceLock};
 
 /// Stores that may wait to be dropped at any one time.
 const BACKLOG: usize = 4;
@@ -19,18 +19,20 @@ const BACKLOG: usize = 4;
 /// A thread that drops what it is given, and how many things wait for it.
 pub(super) struct Reaper {
     tx: Option<Sender<Box<dyn Any + Send>>>,
-    waiting: &'static AtomicUsize,
+    waiting: Arc<AtomicUsize>,
     limit: usize,
 }
 
 impl Reaper {
     /// Starts the thread; `limit`: how many values may wait for it.
-    fn start(limit: usize, waiting: &'static AtomicUsize) -> Reaper {
+    fn start(limit: usize) -> Reaper {
         let (tx, rx) = channel::<Box<dyn Any + Send>>();
+        let waiting = Arc::new(AtomicUsize::new(0));
+        let count = waiting.clone();
         let spawned = std::thread::Builder::new().name("corral-reap".into()).spawn(move || {
             for value in rx {
                 drop(value);
-                waiting.fetch_sub(1, Ordering::AcqRel);
+                count.fetch_sub(1, Ordering::AcqRel);
             }
         });
         Reaper { tx: spawned.ok().map(|_| tx), waiting, limit }
@@ -52,9 +54,8 @@ impl Reaper {
 
 /// The process's reaper, started at its first use.
 pub(super) fn reaper() -> &'static Reaper {
-    static WAITING: AtomicUsize = AtomicUsize::new(0);
     static REAPER: OnceLock<Reaper> = OnceLock::new();
-    REAPER.get_or_init(|| Reaper::start(BACKLOG, &WAITING))
+    REAPER.get_or_init(|| Reaper::start(BACKLOG))
 }
 
 #[cfg(test)]
@@ -76,13 +77,9 @@ mod tests {
         (Noted(tx), rx)
     }
 
-    fn leaked_counter() -> &'static AtomicUsize {
-        Box::leak(Box::new(AtomicUsize::new(0)))
-    }
-
     #[test]
     fn values_are_dropped_on_the_reaper_thread() {
-        let reaper = Reaper::start(4, leaked_counter());
+        let reaper = Reaper::start(4);
         let (value, dropped) = noted();
         reaper.drop_later(value);
         assert_eq!(dropped.recv().unwrap().as_deref(), Some("corral-reap"));
@@ -90,7 +87,7 @@ mod tests {
 
     #[test]
     fn a_full_backlog_drops_here() {
-        let reaper = Reaper::start(0, leaked_counter());
+        let reaper = Reaper::start(0);
         let (value, dropped) = noted();
         reaper.drop_later(value);
         // Dropped before drop_later returned, on this thread.
