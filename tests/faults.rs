@@ -47,6 +47,23 @@ fn an_infinite_loop_times_out() {
 }
 
 #[test]
+fn calls_past_the_pools_size_wait_for_a_slot_instead_of_failing_to_start() {
+    // More calls at once than the engine's pool holds instances (32, as with several branches
+    // or MCP clients at once): every one must run (here: spin until its timeout), none may
+    // fail to start for want of a slot.
+    let short = Limits { timeout: Duration::from_millis(300), ..limits() };
+    let l = load(&["faulty"], &[], &short).unwrap();
+    let (_, plugin) = l.registry.tool("spin").unwrap();
+    let calls = (0..40).map(|_| l.runtime.invoke(plugin, &l.session, "spin", "{}", &short));
+    let reports = support::inproc::block(futures_util::future::join_all(calls));
+    assert_eq!(reports.len(), 40);
+    for r in reports {
+        let err = r.result.expect_err("a spinning call times out");
+        assert_eq!(err.kind, ErrorKind::Timeout, "{err:?}");
+    }
+}
+
+#[test]
 fn a_memory_bomb_hits_the_cap() {
     let l = load(&["faulty"], &[], &limits()).unwrap();
     let msg = fault(&l, "membomb", ErrorKind::OutOfMemory, Duration::from_secs(5));

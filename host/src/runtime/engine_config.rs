@@ -10,6 +10,11 @@ use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
 /// compiled for it instead.
 pub const X86_64_FEATURES: [&str; 5] = ["has_sse3", "has_ssse3", "has_sse41", "has_sse42", "has_popcnt"];
 
+/// How many plugin calls the pool holds at once (one component instance and one stack each).
+/// The runtime lets no more than this many calls hold a store (see `Runtime::run`): a call
+/// past it waits for a slot instead of failing to start.
+pub const CALL_SLOTS: u32 = 32;
+
 /// The engine's configuration, with the pooling allocator or with on-demand allocation.
 /// `target`: compile for this triple without looking at this machine's CPU, as the build
 /// does for artifacts that must load everywhere (the triple's baseline ISA, plus
@@ -33,14 +38,15 @@ pub fn config(pooling: bool, target: Option<&str>) -> wasmtime::Result<Config> {
     cfg.async_stack_size(4 * 1024 * 1024);
     if pooling {
         // At most 16 calls run at once per session (read-only calls side by side, bounded by
-        // `agent.parallel_calls`); these bounds leave room for that, and for components built
-        // from several core modules (Python, JavaScript).
+        // `agent.parallel_calls`), but sessions side by side (branches, MCP clients) share the
+        // pool, so the runtime hands out its CALL_SLOTS instances; the other bounds leave room
+        // for components built from several core modules (Python, JavaScript).
         let mut pool = PoolingAllocationConfig::new();
-        pool.total_component_instances(32)
-            .total_core_instances(256)
-            .total_memories(64)
-            .total_tables(256)
-            .total_stacks(32)
+        pool.total_component_instances(CALL_SLOTS)
+            .total_core_instances(8 * CALL_SLOTS)
+            .total_memories(2 * CALL_SLOTS)
+            .total_tables(8 * CALL_SLOTS)
+            .total_stacks(CALL_SLOTS)
             .max_core_instances_per_component(64)
             .max_memories_per_component(16)
             .max_tables_per_component(64)

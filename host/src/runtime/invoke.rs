@@ -8,10 +8,12 @@ use super::pipes::{CapturePipe, Captured};
 use super::{CallState, Plugin, Runtime, watchdog};
 use crate::capabilities::effects::{Effect, Sink};
 use crate::capabilities::{PauseClock, PluginCtx, Session};
+use crate::wit::skill_world::{SkillPlugin, SkillPluginPre};
 use crate::wit::{ToolPlugin, ToolPluginPre, types as wit};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::OwnedSemaphorePermit;
 use wasmtime::Store;
 use wasmtime::component::{Component, ResourceTable};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
@@ -53,6 +55,58 @@ pub const WORKSPACE_VAR: &str = "CORRAL_WORKSPACE";
 /// The environment variable that tells the folder-skill server which folder it serves.
 pub const SKILL_DIR_VAR: &str = "CORRAL_SKILL_DIR";
 
+/// Who is called, for which session, within which limits, seeing what: what one call's
+/// sandbox is made from.
+pub(crate) struct Site<'a> {
+    pub plugin: &'a str,
+    pub session: &'a Arc<Session>,
+    pub limits: &'a Limits,
+    pub view: &'a View,
+}
+
+/// A component ready to be instantiated in a call's store: the `*Pre` that bindgen made for
+/// its world.
+pub(crate) trait Instantiate {
+    type Instance;
+    fn component(&self) -> &Component;
+    fn instantiate(
+        &self,
+        store: &mut Store<CallState>,
+    ) -> impl Future<Output = wasmtime::Result<Self::Instance>> + Send;
+}
+
+impl Instantiate for ToolPluginPre<CallState> {
+    type Instance = ToolPlugin;
+    fn component(&self) -> &Component {
+        self.instance_pre().component()
+    }
+    fn instantiate(
+        &self,
+        store: &mut Store<CallState>,
+    ) -> impl Future<Output = wasmtime::Result<ToolPlugin>> + Send {
+        self.instantiate_async(store)
+    }
+}
+
+impl Instantiate for SkillPluginPre<CallState> {
+    type Instance = SkillPlugin;
+    fn component(&self) -> &Component {
+        self.instance_pre().component()
+    }
+    fn instantiate(
+        &self,
+        store: &mut Store<CallState>,
+    ) -> impl Future<Output = wasmtime::Result<SkillPlugin>> + Send {
+        self.instantiate_async(store)
+    }
+}
+
+/// Where a call failed: making the instance (the host's part) or running it (the plugin's).
+enum Failure {
+    Start(wasmtime::Error),
+    Call(wasmtime::Error),
+}
+
 struct Prepared {
     store: Store<CallState>,
     stdout: CapturePipe,
@@ -89,13 +143,8 @@ async fn with_pausable_timeout<F: Future>(
 }
 
 impl Runtime {
-    fn prepare(
-        &self,
-        plugin: &str,
-        session: &Arc<Session>,
-        limits: &Limits,
-        view: &View,
-    ) -> Result<Prepared, ToolError> {
+    fn prepare(&self, site: &Site<'_>, slot: OwnedSemaphorePermit) -> Result<Prepared, ToolError> {
+        let Site { plugin, session, limits, view } = *site;
         let paused = PauseClock::default();
         let effects = Sink::default();
         let stdout = CapturePipe::new(limits.stdio_bytes);
@@ -136,25 +185,24 @@ impl Runtime {
                 paused: paused.clone(),
                 effects: effects.clone(),
             },
+            _slot: slot,
         };
         Ok(Prepared { store: self.new_store(state), stdout, stderr, paused, effects })
     }
 
-    /// Runs `call` (which instantiates `component` in the fresh store it is given and calls
-    /// it) within the call's timeout; every failure becomes a [`ToolError`].
-    #[allow(clippy::too_many_arguments)]
-    pub(super) async fn run<R, T>(
+    /// Instantiates `pre` in a fresh store and runs `call` on the instance, within the call's
+    /// timeout; every failure becomes a [`ToolError`]. A call waits for a slot in the pool
+    /// first (not counted against its timeout) when [`super::engine_config::CALL_SLOTS`]
+    /// calls already hold one.
+    pub(super) async fn run<P: Instantiate, R, T>(
         &self,
-        plugin: &str,
-        component: &Component,
-        session: &Arc<Session>,
-        limits: &Limits,
-        view: &View,
-        call: impl AsyncFnOnce(&mut Store<CallState>) -> wasmtime::Result<R>,
+        site: &Site<'_>,
+        pre: &P,
+        call: impl AsyncFnOnce(P::Instance, &mut Store<CallState>) -> wasmtime::Result<R>,
         convert: impl FnOnce(R) -> Result<T, ToolError>,
     ) -> CallReport<T> {
         let started = Instant::now();
-        if let Err(e) = retry_transient(|| component.initialize_copy_on_write_image()) {
+        if let Err(e) = retry_transient(|| pre.component().initialize_copy_on_write_image()) {
             return CallReport::failed(ToolError {
                 hint: Some(
                     "the machine refused the memory this call needs (see the message); the plugin \
@@ -164,7 +212,11 @@ impl Runtime {
                 ..ToolError::new(ErrorKind::Internal, format!("cannot set up the plugin's memory: {e:#}"))
             });
         }
-        let mut p = match self.prepare(plugin, session, limits, view) {
+        // The semaphore is never closed; were it, the call would go ahead without a slot.
+        let Ok(slot) = self.slots.clone().acquire_owned().await else {
+            return CallReport::failed(ToolError::new(ErrorKind::Internal, "the runtime is shutting down"));
+        };
+        let mut p = match self.prepare(site, slot) {
             Ok(p) => p,
             Err(e) => {
                 let (stdout, stderr) = (Captured::default(), Captured::default());
@@ -172,8 +224,14 @@ impl Runtime {
                 return CallReport { result: Err(e), stdout, stderr, duration, effects: Vec::new() };
             }
         };
+        let limits = site.limits;
         let watch = watchdog::watch(Instant::now() + limits.timeout);
-        let outcome = with_pausable_timeout(limits.timeout, &p.paused, &watch, call(&mut p.store)).await;
+        let store = &mut p.store;
+        let attempt = async move {
+            let instance = pre.instantiate(store).await.map_err(Failure::Start)?;
+            call(instance, store).await.map_err(Failure::Call)
+        };
+        let outcome = with_pausable_timeout(limits.timeout, &p.paused, &watch, attempt).await;
         // A call interrupted in a system call past its deadline timed out, whatever it returned.
         let outcome = outcome.filter(|_| !watch.interrupted());
         drop(watch);
@@ -186,7 +244,7 @@ impl Runtime {
                     limits.timeout.as_secs_f64()
                 ),
             )),
-            Some(Err(e)) => Err(classify(&e, p.store.data().limiter.exceeded, limits, &stderr)),
+            Some(Err(f)) => Err(classify(&f, p.store.data().limiter.exceeded, limits, &stderr)),
             Some(Ok(r)) => convert(r),
         };
         let (stdout, effects) = (p.stdout.captured(), p.effects.take());
@@ -203,11 +261,11 @@ impl Runtime {
         session: &Arc<Session>,
         limits: &Limits,
     ) -> CallReport<Vec<wit::ToolSpec>> {
-        let call = async |store: &mut Store<CallState>| {
-            let inst: ToolPlugin = pre.instantiate_async(&mut *store).await?;
+        let site = Site { plugin, session, limits, view: &View::Roots };
+        let call = async |inst: ToolPlugin, store: &mut Store<CallState>| {
             inst.corral_plugin_tool().call_describe(store).await
         };
-        self.run(plugin, pre.instance_pre().component(), session, limits, &View::Roots, call, Ok).await
+        self.run(&site, pre, call, Ok).await
     }
 
     /// Calls `invoke(tool, args_json)` on a fresh instance; the output is capped.
@@ -223,9 +281,8 @@ impl Runtime {
             Ok(pre) => pre,
             Err(why) => return CallReport::failed(ToolError::new(ErrorKind::Internal, why.to_string())),
         };
-        let plugin = plugin.info.name.as_str();
-        let call = async |store: &mut Store<CallState>| {
-            let inst: ToolPlugin = pre.instantiate_async(&mut *store).await?;
+        let site = Site { plugin: &plugin.info.name, session, limits, view: &View::Roots };
+        let call = async |inst: ToolPlugin, store: &mut Store<CallState>| {
             inst.corral_plugin_tool().call_invoke(store, tool, args_json).await
         };
         let limit = limits.output_bytes;
@@ -233,8 +290,7 @@ impl Runtime {
             Ok(out) => Ok(ToolOutput::from_wit(out, limit)),
             Err(e) => Err(ToolError::from(e)),
         };
-        let component = pre.instance_pre().component();
-        self.run(plugin, component, session, limits, &View::Roots, call, convert).await
+        self.run(&site, pre, call, convert).await
     }
 }
 
@@ -256,17 +312,21 @@ fn retry_transient<E>(mut attempt: impl FnMut() -> Result<(), E>) -> Result<(), 
     }
 }
 
-/// Turns a wasmtime error from instantiating or calling a plugin into a tool error.
-fn classify(e: &wasmtime::Error, memory_exceeded: bool, limits: &Limits, stderr: &Captured) -> ToolError {
-    let tail = stderr_tail(stderr);
-    let mut err = if memory_exceeded {
-        ToolError::new(
-            ErrorKind::OutOfMemory,
-            format!(
-                "the plugin exceeded its memory limit of {} MiB and was stopped",
-                limits.memory_bytes >> 20
-            ),
-        )
+/// Turns a wasmtime error from instantiating or calling a plugin into a tool error. A trap
+/// or the memory cap is the plugin's doing wherever it happened; any other failure to make
+/// the instance is the host's (its pool, the machine's memory), and is worded so.
+fn classify(f: &Failure, memory_exceeded: bool, limits: &Limits, stderr: &Captured) -> ToolError {
+    let (e, started) = match f {
+        Failure::Start(e) => (e, false),
+        Failure::Call(e) => (e, true),
+    };
+    let plugins_fault = "this is a fault in the plugin, not in the arguments; the next call starts afresh";
+    let (mut err, hint) = if memory_exceeded {
+        let what = format!(
+            "the plugin exceeded its memory limit of {} MiB and was stopped",
+            limits.memory_bytes >> 20
+        );
+        (ToolError::new(ErrorKind::OutOfMemory, what), plugins_fault)
     } else if let Some(trap) = e.downcast_ref::<wasmtime::Trap>() {
         let what = match trap {
             wasmtime::Trap::UnreachableCodeReached => {
@@ -275,15 +335,20 @@ fn classify(e: &wasmtime::Error, memory_exceeded: bool, limits: &Limits, stderr:
             wasmtime::Trap::StackOverflow => "the plugin overflowed its stack".to_string(),
             other => format!("the plugin crashed: {other}"),
         };
-        ToolError::new(ErrorKind::Crashed, what)
+        (ToolError::new(ErrorKind::Crashed, what), plugins_fault)
+    } else if !started {
+        let what = format!("corral could not make an instance of the plugin for this call: {e:#}");
+        let hint = "the host could not set the call up (see the message), before any of the \
+                    plugin's code ran; this is not a fault in the arguments";
+        (ToolError::new(ErrorKind::Internal, what), hint)
     } else {
-        ToolError::new(ErrorKind::Malformed, format!("the plugin's result could not be read: {e}"))
+        let what = format!("the plugin's result could not be read: {e}");
+        (ToolError::new(ErrorKind::Malformed, what), plugins_fault)
     };
-    if let Some(tail) = tail {
+    if let Some(tail) = stderr_tail(stderr) {
         err.message.push_str(&format!("\nplugin stderr (last lines):\n{tail}"));
     }
-    err.hint =
-        Some("this is a fault in the plugin, not in the arguments; the next call starts afresh".into());
+    err.hint = Some(hint.into());
     err
 }
 
@@ -300,7 +365,49 @@ fn stderr_tail(c: &Captured) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::retry_transient;
+    use super::{Captured, ErrorKind, Failure, Limits, classify, retry_transient};
+
+    fn classified(f: Failure, memory_exceeded: bool) -> (ErrorKind, String, String) {
+        let e = classify(&f, memory_exceeded, &Limits::default(), &Captured::default());
+        (e.kind, e.message, e.hint.unwrap_or_default())
+    }
+
+    #[test]
+    fn a_failure_to_make_the_instance_is_the_hosts_not_the_plugins() {
+        let pool = || wasmtime::Error::msg("maximum concurrent memory limit of 64 reached");
+        let (kind, msg, hint) = classified(Failure::Start(pool()), false);
+        assert_eq!(kind, ErrorKind::Internal);
+        assert!(
+            msg.starts_with("corral could not make an instance of the plugin") && msg.contains("limit of 64"),
+            "{msg}"
+        );
+        assert!(
+            hint.contains("before any of the plugin's code ran") && !hint.contains("fault in the plugin"),
+            "{hint}"
+        );
+        // The same error from the running call is the plugin's: what it returned was unreadable.
+        let (kind, msg, hint) = classified(Failure::Call(pool()), false);
+        assert_eq!(kind, ErrorKind::Malformed);
+        assert!(msg.starts_with("the plugin's result could not be read"), "{msg}");
+        assert!(hint.contains("fault in the plugin"), "{hint}");
+    }
+
+    #[test]
+    fn a_trap_or_the_memory_cap_is_the_plugins_even_while_it_starts() {
+        let trap = || wasmtime::Error::new(wasmtime::Trap::UnreachableCodeReached);
+        for f in [Failure::Start(trap()), Failure::Call(trap())] {
+            let (kind, msg, hint) = classified(f, false);
+            assert_eq!(
+                (kind, msg.as_str()),
+                (ErrorKind::Crashed, "the plugin crashed (it panicked or aborted)")
+            );
+            assert!(hint.contains("fault in the plugin"), "{hint}");
+        }
+        let (kind, msg, _) =
+            classified(Failure::Start(wasmtime::Error::msg("memory minimum too large")), true);
+        assert_eq!(kind, ErrorKind::OutOfMemory);
+        assert!(msg.contains("memory limit of"), "{msg}");
+    }
 
     #[test]
     fn a_transient_failure_is_tried_again_up_to_three_times() {

@@ -48,6 +48,9 @@ pub struct CallState {
     table: ResourceTable,
     limiter: limits::MemoryLimiter,
     host: PluginCtx,
+    /// The call's place in the engine's pool, given back when the store is dropped (by the
+    /// reaper, after the call).
+    _slot: tokio::sync::OwnedSemaphorePermit,
 }
 
 impl WasiView for CallState {
@@ -61,6 +64,9 @@ pub struct Runtime {
     engine: Engine,
     linker: Arc<Linker<CallState>>,
     cache: Cache,
+    /// One permit per instance the pool holds ([`engine_config::CALL_SLOTS`]): a call takes one
+    /// before it makes its store, so calls past the pool's size wait their turn.
+    slots: Arc<tokio::sync::Semaphore>,
     _ticker: engine::Ticker,
 }
 
@@ -82,7 +88,8 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let cache = Cache::new(&engine, cache_dir, key_dir);
         let ticker = engine::Ticker::start(&engine).map_err(RuntimeError::Ticker)?;
-        Ok(Runtime { engine, linker: Arc::new(linker), cache, _ticker: ticker })
+        let slots = Arc::new(tokio::sync::Semaphore::new(engine_config::CALL_SLOTS as usize));
+        Ok(Runtime { engine, linker: Arc::new(linker), cache, slots, _ticker: ticker })
     }
 
     pub fn engine(&self) -> &Engine {

@@ -3,6 +3,7 @@
 
 use super::{Skill, SkillSet};
 use crate::capabilities::Session;
+use crate::runtime::invoke::Site;
 use crate::runtime::{CallReport, CallState, ErrorKind, Limits, Runtime, ToolError, ToolOutput};
 use crate::wit::skill_world::{SkillPlugin, skill as wit};
 use std::sync::Arc;
@@ -21,13 +22,12 @@ macro_rules! call_skill {
     ($set:expr, $ctx:expr, $skill:expr, $convert:expr, $method:ident $(, $arg:expr)*) => {{
         match $set.components[$skill.component].pre($ctx.runtime) {
             Ok(pre) => {
-                let call = async |store: &mut Store<CallState>| {
-                    let inst: SkillPlugin = pre.instantiate_async(&mut *store).await?;
+                let call = async |inst: SkillPlugin, store: &mut Store<CallState>| {
                     inst.corral_plugin_skill().$method(store $(, $arg)*).await
                 };
-                let (name, view) = (&$skill.plugin_name(), &$skill.view);
-                let component = pre.instance_pre().component();
-                $ctx.runtime.run(name, component, $ctx.session, $ctx.limits, view, call, $convert).await
+                let plugin = &$skill.plugin_name();
+                let site = Site { plugin, session: $ctx.session, limits: $ctx.limits, view: &$skill.view };
+                $ctx.runtime.run(&site, pre, call, $convert).await
             }
             Err(why) => CallReport::failed(ToolError::new(
                 ErrorKind::Internal,
