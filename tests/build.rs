@@ -188,3 +188,33 @@ fn code_that_runs_only_while_building_is_not_optimised_in_release() {
         optimised.join("\n")
     );
 }
+
+/// The section types of an ELF64 little-endian file, with their sizes.
+fn elf_sections(bytes: &[u8]) -> Vec<(u32, u64)> {
+    let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]) as usize;
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
+    assert_eq!(&bytes[..5], b"\x7fELF\x02", "an ELF64 file");
+    let (shoff, shentsize, shnum) = (u64_at(0x28) as usize, u16_at(0x3a), u16_at(0x3c));
+    (0..shnum).map(|i| shoff + i * shentsize).map(|h| (u32_at(h + 4), u64_at(h + 0x20))).collect()
+}
+
+#[test]
+fn the_binary_packs_its_relative_relocations_where_the_c_library_loads_them() {
+    // glibc 2.36 and later load DT_RELR (host/build.rs finds out by running a trial program).
+    let glibc = Command::new("getconf").arg("GNU_LIBC_VERSION").output().ok();
+    let version = glibc.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string()).unwrap_or_default();
+    let Some((major, minor)) = version.strip_prefix("glibc ").and_then(|v| v.split_once('.')) else {
+        return; // not glibc: the build leaves the relocations as they are
+    };
+    let (major, minor): (u32, u32) = (major.parse().unwrap(), minor.parse().unwrap_or(0));
+    if !cfg!(all(target_os = "linux", target_env = "gnu")) || (major, minor) < (2, 36) {
+        return;
+    }
+    let sections = elf_sections(&std::fs::read(env!("CARGO_BIN_EXE_corral")).unwrap());
+    const SHT_RELA: u32 = 4;
+    const SHT_RELR: u32 = 19;
+    assert!(sections.iter().any(|&(t, _)| t == SHT_RELR), "no .relr.dyn section on {version}");
+    let rela: u64 = sections.iter().filter(|&&(t, _)| t == SHT_RELA).map(|&(_, size)| size).sum();
+    assert!(rela < 64 << 10, "{rela} bytes of RELA relocations remain: the relative ones were not packed");
+}
