@@ -212,7 +212,7 @@ impl Runtime {
                 ..ToolError::new(ErrorKind::Internal, format!("cannot set up the plugin's memory: {e:#}"))
             });
         }
-        // The semaphore is never closed; were it, the call would go ahead without a slot.
+        // Nothing closes the semaphore; were it closed, the call would fail here, not run unslotted.
         let Ok(slot) = self.slots.clone().acquire_owned().await else {
             return CallReport::failed(ToolError::new(ErrorKind::Internal, "the runtime is shutting down"));
         };
