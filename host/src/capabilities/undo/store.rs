@@ -1,7 +1,10 @@
 //! The checkpoints on disk, in the workspace's local state: `checkpoints/<n>/index.json` (what
 //! each path was before the turn and became after it) beside the saved contents, by hash.
+//! Both are written whole-or-absent but not flushed to disk ([`Durability::Unsynced`]): what
+//! is read back is checked (an index that does not parse is skipped, contents are compared
+//! with their hash), so a power cut can cost an undo, never a wrong restore.
 
-use super::super::atomic::atomic_replace;
+use super::super::atomic::{Durability, atomic_replace_as};
 use super::super::hostread::read_regular;
 use super::super::local::Local;
 use cap_std::fs::Dir;
@@ -197,7 +200,7 @@ impl Store {
         let text = serde_json::to_vec_pretty(cp).map_err(io::Error::other)?;
         let sub = self.sub(cp.n)?;
         let existed = sub.symlink_metadata(INDEX).is_ok();
-        atomic_replace(&sub, Path::new(INDEX), &text, existed)
+        atomic_replace_as(&sub, Path::new(INDEX), &text, existed, Durability::Unsynced)
     }
 
     /// Saves `bytes` in checkpoint `n` under their hash.
@@ -207,7 +210,7 @@ impl Store {
         if sub.symlink_metadata(name).is_ok() {
             return Ok(());
         }
-        atomic_replace(&sub, Path::new(name), bytes, false)
+        atomic_replace_as(&sub, Path::new(name), bytes, false, Durability::Unsynced)
     }
 
     /// The saved contents `hash` of checkpoint `n`, checked against the hash.
@@ -224,7 +227,10 @@ impl Store {
         if self::hash(&c.bytes) != hash {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("the saved contents {hash} of checkpoint {n} were changed"),
+                format!(
+                    "the saved contents {hash} of checkpoint {n} do not match their hash (changed \
+                     since, or cut short by a crash)"
+                ),
             ));
         }
         Ok(c.bytes)

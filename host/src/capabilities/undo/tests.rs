@@ -47,6 +47,43 @@ impl Fx {
     }
 }
 
+#[test]
+fn an_edit_flushes_the_file_and_leaves_its_checkpoint_to_write_back() {
+    let f = fx(Bounds::default());
+    f.put("a.txt", "old");
+    let before = crate::capabilities::atomic::syncs_on_this_thread();
+    f.turn(1, |s| {
+        workspace::write(&s.workspace(), "a.txt", b"new").unwrap();
+        s.journal().attribute("edit_file");
+    });
+    assert_eq!(
+        crate::capabilities::atomic::syncs_on_this_thread(),
+        before + 1,
+        "one flush, the person's file; the saved contents and the index (twice) are not flushed"
+    );
+    let cps = list(&f.s.undo()).unwrap();
+    assert_eq!((paths(&cps[0]), cps[0].tools.clone()), (vec!["a.txt"], vec!["edit_file".to_string()]));
+    restore(&f.s.undo(), Target::Latest, false).unwrap();
+    assert_eq!(f.get("a.txt").as_deref(), Some("old"));
+}
+
+#[test]
+fn saved_contents_cut_short_are_refused_not_restored() {
+    let f = fx(Bounds::default());
+    f.put("a.txt", "old contents");
+    f.turn(1, |s| {
+        workspace::write(&s.workspace(), "a.txt", b"new").unwrap();
+    });
+    // What a power cut can leave of an unflushed blob: the name, with fewer bytes.
+    let cp = &list(&f.s.undo()).unwrap()[0];
+    let State::File { hash, .. } = &cp.entries[0].before else { panic!("a file was saved") };
+    let state = f.s.local().path().unwrap().join(store::DIR).join(cp.n.to_string());
+    std::fs::write(state.join(hash), "old").unwrap();
+    let e = restore(&f.s.undo(), Target::Latest, false).unwrap_err().to_string();
+    assert!(e.contains("do not match their hash") && e.contains("cut short by a crash"), "{e}");
+    assert_eq!(f.get("a.txt").as_deref(), Some("new"), "nothing is put back from a bad copy");
+}
+
 fn paths(cp: &Checkpoint) -> Vec<&str> {
     cp.entries.iter().map(|e| e.path.as_str()).collect()
 }
