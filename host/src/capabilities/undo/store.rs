@@ -9,9 +9,10 @@ use super::super::hostread::read_regular;
 use super::super::local::Local;
 use cap_std::fs::Dir;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io;
 use std::path::Path;
+use std::sync::Mutex;
 
 /// The folder of the checkpoints inside the local state.
 pub const DIR: &str = "checkpoints";
@@ -134,12 +135,22 @@ fn blob_name(hash: &str) -> io::Result<&str> {
 #[derive(Debug)]
 pub struct Store {
     dir: Dir,
+    /// The saved bytes of each checkpoint read or written through this store, by number.
+    /// [`Store::enforce`] runs after every change of a turn; without this it read every index
+    /// of the workspace (up to `undo.keep`, 50 by default) each time. Another corral in the
+    /// same workspace may still be adding to a checkpoint counted here: the bound then holds
+    /// for what this one saw, and the next run reads them afresh.
+    sizes: Mutex<BTreeMap<u64, u64>>,
 }
 
 impl Store {
     /// The store in `local`, created when missing; `None` when nothing is kept.
     pub fn open(local: &Local) -> io::Result<Option<Store>> {
-        Ok(local.subdir(DIR)?.map(|dir| Store { dir }))
+        Ok(local.subdir(DIR)?.map(|dir| Store { dir, sizes: Mutex::default() }))
+    }
+
+    fn sizes(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, u64>> {
+        self.sizes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The checkpoints, oldest first; a folder whose index cannot be read is skipped.
@@ -164,6 +175,8 @@ impl Store {
 
     /// The checkpoint numbered `n`.
     pub fn load(&self, n: u64) -> io::Result<Checkpoint> {
+        #[cfg(test)]
+        tests::LOADS.with(|l| l.set(l.get() + 1));
         let path = format!("{n}/{INDEX}");
         let c = read_regular(&self.dir, Path::new(&path), MAX_INDEX)?.ok_or_else(|| {
             io::Error::new(io::ErrorKind::NotFound, format!("checkpoint {n} does not exist"))
@@ -200,7 +213,9 @@ impl Store {
         let text = serde_json::to_vec_pretty(cp).map_err(io::Error::other)?;
         let sub = self.sub(cp.n)?;
         let existed = sub.symlink_metadata(INDEX).is_ok();
-        atomic_replace_as(&sub, Path::new(INDEX), &text, existed, Durability::Unsynced)
+        atomic_replace_as(&sub, Path::new(INDEX), &text, existed, Durability::Unsynced)?;
+        self.sizes().insert(cp.n, cp.bytes());
+        Ok(())
     }
 
     /// Saves `bytes` in checkpoint `n` under their hash.
@@ -240,30 +255,58 @@ impl Store {
     pub fn remove(&self, n: u64) -> io::Result<()> {
         match self.dir.remove_dir_all(n.to_string()) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
+            _ => {
+                self.sizes().remove(&n);
+                Ok(())
+            }
         }
     }
 
     /// Drops the oldest checkpoints until at most `b.keep` remain and their contents fit in
     /// `b.max_bytes`; checkpoint `current` (the one being written) is never dropped. Returns
-    /// the numbers dropped.
+    /// the numbers dropped. A checkpoint whose index cannot be read is neither counted nor
+    /// dropped (as [`Store::list`] skips it). Indexes are read once per store (see `sizes`).
     pub fn enforce(&self, b: &Bounds, current: Option<u64>) -> io::Result<Vec<u64>> {
-        let all = self.list()?;
+        let numbers = self.numbers()?;
+        let mut sizes = self.sizes();
+        sizes.retain(|n, _| numbers.binary_search(n).is_ok());
+        for &n in &numbers {
+            if !sizes.contains_key(&n)
+                && let Ok(cp) = self.load(n)
+            {
+                sizes.insert(n, cp.bytes());
+            }
+        }
+        let all: Vec<(u64, u64)> = sizes.iter().map(|(&n, &bytes)| (n, bytes)).collect();
+        drop(sizes);
         let mut count = all.len() as u64;
-        let mut total: u64 = all.iter().map(Checkpoint::bytes).sum();
+        let mut total: u64 = all.iter().map(|&(_, bytes)| bytes).sum();
         let mut dropped = Vec::new();
-        for cp in &all {
+        for &(n, bytes) in &all {
             if count <= b.keep && total <= b.max_bytes {
                 break;
             }
-            if Some(cp.n) == current {
+            if Some(n) == current {
                 continue;
             }
-            self.remove(cp.n)?;
+            self.remove(n)?;
             count -= 1;
-            total -= cp.bytes();
-            dropped.push(cp.n);
+            total -= bytes;
+            dropped.push(n);
         }
         Ok(dropped)
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    thread_local! {
+        /// The indexes this thread read.
+        pub(super) static LOADS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// How many checkpoint indexes this thread has read.
+    pub(in crate::capabilities::undo) fn loads() -> usize {
+        LOADS.with(|l| l.get())
     }
 }

@@ -84,6 +84,42 @@ fn saved_contents_cut_short_are_refused_not_restored() {
     assert_eq!(f.get("a.txt").as_deref(), Some("new"), "nothing is put back from a bad copy");
 }
 
+#[test]
+fn keeping_the_bound_reads_each_index_once_per_session_not_at_every_change() {
+    let f = fx(Bounds { max_bytes: 100 << 20, keep: 5 });
+    for t in 1..=8 {
+        f.turn(t, |s| {
+            workspace::write(&s.workspace(), "a.txt", format!("v{t}").as_bytes()).unwrap();
+        });
+    }
+    let kept: Vec<u64> = list(&f.s.undo()).unwrap().iter().map(|c| c.n).collect();
+    assert_eq!(kept, [4, 5, 6, 7, 8], "the oldest go past `keep`");
+    // This session wrote every index itself: a turn of many changes reads none of them.
+    let before = store::tests::loads();
+    f.turn(9, |s| {
+        for i in 0..6 {
+            workspace::write(&s.workspace(), &format!("f{i}.txt"), b"x").unwrap();
+        }
+    });
+    assert_eq!(store::tests::loads() - before, 0);
+    // Another session in the same workspace reads each index it did not write once.
+    let state = f.ws.parent().unwrap().join("state");
+    let roots = Roots::open(&f.ws, &[], &[]).unwrap();
+    let policy =
+        Policy { read_guard: false, undo: Bounds { max_bytes: 100 << 20, keep: 5 }, ..Policy::default() };
+    let mut other = Session::new(roots, policy, log::Sink::new(false));
+    other.set_local(Local::open(&state, &f.ws).unwrap());
+    let before = store::tests::loads();
+    other.journal().begin(Label { turn: 1, reply: 1 });
+    for i in 0..4 {
+        workspace::write(&other.workspace(), &format!("g{i}.txt"), b"y").unwrap();
+    }
+    other.journal().end();
+    assert_eq!(store::tests::loads() - before, 5, "the five checkpoints it found, once each");
+    let kept: Vec<u64> = list(&f.s.undo()).unwrap().iter().map(|c| c.n).collect();
+    assert_eq!(kept, [6, 7, 8, 9, 10]);
+}
+
 fn paths(cp: &Checkpoint) -> Vec<&str> {
     cp.entries.iter().map(|e| e.path.as_str()).collect()
 }
