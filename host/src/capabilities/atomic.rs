@@ -29,7 +29,7 @@ pub const TMP_PREFIX: &str = ".corral-tmp-";
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Durability {
     /// Also a power cut: the contents are on disk (`fsync`) before the rename. The person's
-    /// files, corral's settings and keys.
+    /// files, and corral's own settings and state.
     Synced,
     /// Left to the kernel's write-back, which may lose or cut short what a power cut
     /// interrupts: only for state that is checked when it is read back and whose loss costs

@@ -4,7 +4,7 @@ use super::*;
 use crate::capabilities::local::Local;
 use crate::capabilities::{Policy, Roots, Session, log, trash, workspace};
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 struct Fx {
     _t: tempfile::TempDir,
@@ -19,15 +19,26 @@ fn fx(bounds: Bounds) -> Fx {
     std::fs::create_dir(&ws).unwrap();
     let outside = t.path().join("outside.txt");
     std::fs::write(&outside, "secret").unwrap();
-    let roots = Roots::open(&ws, &[], &[]).unwrap();
     let policy = Policy { read_guard: false, undo: bounds, ..Policy::default() };
-    let mut s = Session::new(roots, policy, log::Sink::new(false));
-    s.set_local(Local::open(&t.path().join("state"), &ws).unwrap());
+    let s = session(&ws, &t.path().join("state"), policy);
     let ws = std::fs::canonicalize(&ws).unwrap();
     Fx { _t: t, ws, outside, s }
 }
 
+/// A session over `ws` that keeps its local state in `state`.
+fn session(ws: &Path, state: &Path, policy: Policy) -> Session {
+    let roots = Roots::open(ws, &[], &[]).unwrap();
+    let mut s = Session::new(roots, policy, log::Sink::new(false));
+    s.set_local(Local::open(state, ws).unwrap());
+    s
+}
+
 impl Fx {
+    /// Another session in the same workspace, over the same local state.
+    fn another_session(&self, policy: Policy) -> Session {
+        session(&self.ws, self.s.local().path().unwrap(), policy)
+    }
+
     fn put(&self, name: &str, text: &str) {
         let p = self.ws.join(name);
         if let Some(d) = p.parent() {
@@ -103,12 +114,11 @@ fn keeping_the_bound_reads_each_index_once_per_session_not_at_every_change() {
     });
     assert_eq!(store::tests::loads() - before, 0);
     // Another session in the same workspace reads each index it did not write once.
-    let state = f.ws.parent().unwrap().join("state");
-    let roots = Roots::open(&f.ws, &[], &[]).unwrap();
-    let policy =
-        Policy { read_guard: false, undo: Bounds { max_bytes: 100 << 20, keep: 5 }, ..Policy::default() };
-    let mut other = Session::new(roots, policy, log::Sink::new(false));
-    other.set_local(Local::open(&state, &f.ws).unwrap());
+    let other = f.another_session(Policy {
+        read_guard: false,
+        undo: Bounds { max_bytes: 100 << 20, keep: 5 },
+        ..Policy::default()
+    });
     let before = store::tests::loads();
     other.journal().begin(Label { turn: 1, reply: 1 });
     for i in 0..4 {
@@ -179,9 +189,7 @@ fn moves_and_deletes_are_reversed_and_survive_a_new_session() {
     });
     assert_eq!((f.get("from.txt"), f.get("gone.txt")), (None, None));
     // Another session over the same state folder: the checkpoint was kept on disk.
-    let roots = Roots::open(&f.ws, &[], &[]).unwrap();
-    let mut s2 = Session::new(roots, Policy::default(), log::Sink::new(false));
-    s2.set_local(Local::open(f.s.local().path().unwrap(), &f.ws).unwrap());
+    let s2 = f.another_session(Policy::default());
     restore(&s2.undo(), Target::Latest, false).unwrap();
     assert_eq!(f.get("from.txt").as_deref(), Some("moved"));
     assert_eq!(f.get("to.txt"), None);
