@@ -131,6 +131,40 @@ fn list_and_grep_see_the_workspace() {
     assert!(!r.stdout.contains("ignored.rs"), "grep ignored .gitignore: {}", r.stdout);
 }
 
+/// A search over many files reads them in parts side by side (the `parallel` import, one part
+/// per core) and answers exactly as one instance would: newest first, every match. The parts
+/// are not tools: the model, or `corral tool`, cannot call one.
+#[test]
+fn grep_reads_a_large_tree_in_parts_and_answers_as_one_call() {
+    let sb = Sandbox::new();
+    let age = |p: &std::path::Path, secs: u64| {
+        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+        std::fs::File::options().write(true).open(p).unwrap().set_modified(t).unwrap();
+    };
+    let mut want = Vec::new();
+    for i in 0..1500u64 {
+        let rel = format!("d{}/f{i:04}.txt", i % 10);
+        let path = sb.ws.join(&rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let needle = i % 100 == 7;
+        std::fs::write(&path, if needle { format!("hay\nneedle {i}\n") } else { "hay\n".into() }).unwrap();
+        age(&path, 10 + i);
+        if needle {
+            want.push(format!("\n{rel}:\n  Line 2: needle {i}\n"));
+        }
+    }
+    let r = sb.tool(&["--verbose"], "grep", &json!({"pattern": "needle \\d+"})).ok();
+    assert_eq!(r.stdout, format!("Found 15 matches\n{}", want.concat()), "newest first, every match");
+    let cores = std::thread::available_parallelism().unwrap().get().min(8);
+    if cores > 1 {
+        let line = format!("parallel.run: {cores} calls, {cores} answered, at most {cores} at a time");
+        assert!(r.stderr.contains(&line), "{line} not in:\n{}", r.stderr);
+    }
+    let r = sb.tool(&[], "grep/scan", &json!({"pattern": "needle", "files": [sb.ws.join("d7/f0007.txt")]}));
+    assert_ne!(r.code, 0, "a part is not a tool: {}", r.stdout);
+    assert!(r.stderr.contains("grep/scan") && !r.stdout.contains("matching"), "{}\n{}", r.stdout, r.stderr);
+}
+
 /// Over grep's cap of 20,000 files only the newest are searched. Inside the sandbox the
 /// files' ages are read by name from each directory (not by whole path): an old file with a
 /// match is left out, the newest are searched, a symlink counts with its target's age.

@@ -33,14 +33,10 @@ pub fn groups(kinds: &[Kind]) -> Vec<Range<usize>> {
     out
 }
 
-/// How many calls may run at once: the setting (`agent.parallel_calls`), at most the cores.
-/// The cores are counted once per process: std reads the cgroup's files each time it is asked
-/// (six system calls), which every turn paid.
+/// How many calls may run at once: the setting (`agent.parallel_calls`), at most the cores
+/// (counted once per process, see [`crate::runtime::cores`]).
 pub fn width(setting: u32) -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    let cores =
-        *CORES.get_or_init(|| std::thread::available_parallelism().map(std::num::NonZero::get).unwrap_or(1));
-    cores.min(usize::try_from(setting).unwrap_or(usize::MAX)).max(1)
+    crate::runtime::cores().min(usize::try_from(setting).unwrap_or(usize::MAX)).max(1)
 }
 
 /// Runs `calls` (all read-only) on up to `width` threads, each with its own single-threaded

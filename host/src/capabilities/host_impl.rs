@@ -20,6 +20,8 @@ pub struct PluginCtx {
     pub paused: PauseClock,
     /// What this call did that the agent loop acts on (a todo change, a snapshot restore).
     pub effects: effects::Sink,
+    /// Runs the calls of the `parallel` import; `None` in a call that import started.
+    pub parallel: Option<Arc<dyn super::SubCalls>>,
 }
 
 /// Accumulates paused time for one call; the call's timeout takes it as credit, including
@@ -433,6 +435,7 @@ mod tests {
             session,
             paused: PauseClock::default(),
             effects: effects::Sink::default(),
+            parallel: None,
         };
         block(wit_ws::Host::write(&mut ctx, "new.txt".into(), b"n".to_vec())).unwrap();
         assert!(ctx.effects.take().is_empty(), "a new file passes the guard");

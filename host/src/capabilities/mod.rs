@@ -18,6 +18,7 @@ pub mod http;
 pub mod kv;
 pub mod local;
 pub mod log;
+mod parallel;
 pub mod process;
 pub mod roots;
 pub mod sandbox;
@@ -31,6 +32,7 @@ pub mod workspace;
 
 pub use guard::ReadGuard;
 pub use host_impl::{PauseClock, PluginCtx};
+pub use parallel::{Ran, SubCalls};
 pub use roots::{Located, Roots, find_workspace_root};
 pub use session::{PluginSettings, Session};
 

@@ -5,12 +5,12 @@
 use super::limits::{Limits, MemoryLimiter};
 use super::output::{ErrorKind, ToolError, ToolOutput};
 use super::pipes::{CapturePipe, Captured};
-use super::{CallState, Plugin, Runtime, watchdog};
+use super::site::{SKILL_DIR_VAR, Site, View, WORKSPACE_VAR};
+use super::{CallState, Caller, Plugin, Runtime, watchdog};
 use crate::capabilities::effects::{Effect, Sink};
 use crate::capabilities::{PauseClock, PluginCtx, Session};
 use crate::wit::skill_world::{SkillPlugin, SkillPluginPre};
 use crate::wit::{ToolPlugin, ToolPluginPre, types as wit};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::OwnedSemaphorePermit;
@@ -36,32 +36,6 @@ impl<T> CallReport<T> {
         let (stdout, stderr) = (Captured::default(), Captured::default());
         CallReport { result: Err(err), stdout, stderr, duration: Duration::ZERO, effects: Vec::new() }
     }
-}
-
-/// What one call's sandbox shows the component, always read-only.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum View {
-    /// The session's roots, each at its real absolute path (tool plugins).
-    Roots,
-    /// The roots, and `CORRAL_WORKSPACE` set to the workspace root (skill components).
-    SkillRoots,
-    /// One folder only, at its real absolute path, named by `CORRAL_SKILL_DIR` (the server
-    /// of a `SKILL.md` folder).
-    Folder(PathBuf),
-}
-
-/// The environment variable that tells a skill component where the workspace root is.
-pub const WORKSPACE_VAR: &str = "CORRAL_WORKSPACE";
-/// The environment variable that tells the folder-skill server which folder it serves.
-pub const SKILL_DIR_VAR: &str = "CORRAL_SKILL_DIR";
-
-/// Who is called, for which session, within which limits, seeing what: what one call's
-/// sandbox is made from.
-pub(crate) struct Site<'a> {
-    pub plugin: &'a str,
-    pub session: &'a Arc<Session>,
-    pub limits: &'a Limits,
-    pub view: &'a View,
 }
 
 /// A component ready to be instantiated in a call's store: the `*Pre` that bindgen made for
@@ -142,9 +116,9 @@ async fn with_pausable_timeout<F: Future>(
     }
 }
 
-impl Runtime {
+impl Caller {
     fn prepare(&self, site: &Site<'_>, slot: OwnedSemaphorePermit) -> Result<Prepared, ToolError> {
-        let Site { plugin, session, limits, view } = *site;
+        let Site { plugin, session, limits, view, .. } = *site;
         let paused = PauseClock::default();
         let effects = Sink::default();
         let stdout = CapturePipe::new(limits.stdio_bytes);
@@ -184,6 +158,7 @@ impl Runtime {
                 session: session.clone(),
                 paused: paused.clone(),
                 effects: effects.clone(),
+                parallel: site.parallel.clone(),
             },
             _slot: slot,
         };
@@ -252,7 +227,9 @@ impl Runtime {
         super::reaper::reaper().drop_later(p.store);
         CallReport { result, stdout, stderr, duration, effects }
     }
+}
 
+impl Runtime {
     /// Calls `describe` on a fresh instance.
     pub async fn describe(
         &self,
@@ -261,11 +238,11 @@ impl Runtime {
         session: &Arc<Session>,
         limits: &Limits,
     ) -> CallReport<Vec<wit::ToolSpec>> {
-        let site = Site { plugin, session, limits, view: &View::Roots };
+        let site = Site { plugin, session, limits, view: &View::Roots, parallel: None };
         let call = async |inst: ToolPlugin, store: &mut Store<CallState>| {
             inst.corral_plugin_tool().call_describe(store).await
         };
-        self.run(&site, pre, call, Ok).await
+        self.caller.run(&site, pre, call, Ok).await
     }
 
     /// Calls `invoke(tool, args_json)` on a fresh instance; the output is capped.
@@ -281,7 +258,10 @@ impl Runtime {
             Ok(pre) => pre,
             Err(why) => return CallReport::failed(ToolError::new(ErrorKind::Internal, why.to_string())),
         };
-        let site = Site { plugin: &plugin.info.name, session, limits, view: &View::Roots };
+        let parallel =
+            super::parallel::SubCallsOf::for_call(&self.caller, pre, &plugin.info.name, session, limits);
+        let site =
+            Site { plugin: &plugin.info.name, session, limits, view: &View::Roots, parallel: Some(parallel) };
         let call = async |inst: ToolPlugin, store: &mut Store<CallState>| {
             inst.corral_plugin_tool().call_invoke(store, tool, args_json).await
         };
@@ -290,7 +270,7 @@ impl Runtime {
             Ok(out) => Ok(ToolOutput::from_wit(out, limit)),
             Err(e) => Err(ToolError::from(e)),
         };
-        self.run(&site, pre, call, convert).await
+        self.caller.run(&site, pre, call, convert).await
     }
 }
 

@@ -8,22 +8,26 @@ mod in_place;
 mod invoke;
 mod limits;
 mod output;
+mod parallel;
 mod pipes;
 mod reaper;
 pub mod registry;
 mod secret;
+mod site;
 pub mod skills;
 mod watchdog;
 
 pub use cache::{Cache, CacheStatus, default_dir as default_cache_dir};
-pub use invoke::{CallReport, View};
+pub use invoke::CallReport;
 pub use limits::Limits;
 pub use output::{ErrorKind, Image, ToolError, ToolOutput};
+pub use parallel::cores;
 pub use pipes::Captured;
 pub use registry::{
     Candidate, Derive, LoadRules, Origin, Pins, Plugin, PluginInfo, Registry, RegistryError, Skipped,
     ToolSpec,
 };
+pub use site::View;
 
 use crate::capabilities::PluginCtx;
 use crate::wit::ToolPlugin;
@@ -61,13 +65,20 @@ impl WasiView for CallState {
 
 /// The engine, the linker with every host interface, and the component cache.
 pub struct Runtime {
-    engine: Engine,
+    caller: Caller,
     linker: Arc<Linker<CallState>>,
     cache: Cache,
+    _ticker: engine::Ticker,
+}
+
+/// What making a call's store and running the call need, cheap to clone: the calls a plugin
+/// starts through the `parallel` import run on threads of their own with a copy.
+#[derive(Clone)]
+pub(crate) struct Caller {
+    engine: Engine,
     /// One permit per instance the pool holds ([`engine_config::CALL_SLOTS`]): a call takes one
     /// before it makes its store, so calls past the pool's size wait their turn.
     slots: Arc<tokio::sync::Semaphore>,
-    _ticker: engine::Ticker,
 }
 
 impl Runtime {
@@ -86,14 +97,19 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         ToolPlugin::add_to_linker::<CallState, HasSelf<PluginCtx>>(&mut linker, |s| &mut s.host)
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
+        // What only built-ins may import; the registry refuses it to other plugins.
+        crate::wit::builtin::Builtin::add_to_linker::<CallState, HasSelf<PluginCtx>>(&mut linker, |s| {
+            &mut s.host
+        })
+        .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let cache = Cache::new(&engine, cache_dir, key_dir);
         let ticker = engine::Ticker::start(&engine).map_err(RuntimeError::Ticker)?;
         let slots = Arc::new(tokio::sync::Semaphore::new(engine_config::CALL_SLOTS as usize));
-        Ok(Runtime { engine, linker: Arc::new(linker), cache, slots, _ticker: ticker })
+        Ok(Runtime { caller: Caller { engine, slots }, linker: Arc::new(linker), cache, _ticker: ticker })
     }
 
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        &self.caller.engine
     }
 
     pub fn cache(&self) -> &Cache {
@@ -103,12 +119,14 @@ impl Runtime {
     /// What loading a plugin's code needs, for use beyond this borrow (see [`registry::Code`]).
     pub fn loader(&self) -> registry::Loader {
         registry::Loader {
-            engine: self.engine.clone(),
+            engine: self.caller.engine.clone(),
             linker: self.linker.clone(),
             cache: self.cache.clone(),
         }
     }
+}
 
+impl Caller {
     fn new_store(&self, state: CallState) -> Store<CallState> {
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);

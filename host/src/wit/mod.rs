@@ -43,6 +43,22 @@ pub mod skill_world {
     pub use self::exports::corral::plugin::skill;
 }
 
+/// What only corral's built-in components may import (`wit/builtin/`, package
+/// `corral:builtin`): built with the host, so it is no part of the versioned contract, and the
+/// registry refuses it to every other plugin.
+pub mod builtin {
+    wasmtime::component::bindgen!({
+        world: "builtin",
+        path: "../wit/builtin",
+        imports: { default: async },
+    });
+
+    pub use self::corral::builtin::parallel;
+
+    /// The package's name, as its import names begin (`corral:builtin/parallel@0.1.0`).
+    pub const PACKAGE: &str = "corral:builtin";
+}
+
 /// The file `name` of [`VERSION`]'s folder in the source tree (for tests that compare what
 /// corral writes with the contract itself).
 #[cfg(test)]

@@ -6,6 +6,10 @@
 //! files newest first, works out line numbers (and checks UTF-8) for them alone, and stops
 //! at the match cap. Lines are matched one at a time: a match that spans a line break does
 //! not count, and the line it starts on is checked again on its own.
+//!
+//! Over many files the first pass is split into parts ([`SCAN_PART`]) that the host runs
+//! side by side in fresh instances (its `parallel` import); a part it does not run is read
+//! here, and the answer does not depend on the split.
 
 use crate::common::walk::{self, Flow, Kind};
 use crate::common::{self, MAX_FILE_BYTES, MAX_OUTPUT_BYTES, MAX_WALK_ENTRIES};
@@ -64,11 +68,145 @@ pub fn spec() -> Spec {
 }
 
 pub fn run(ws: &dyn Workspace, args: &Value) -> Result<Output, ToolError> {
-    run_with(ws, args, MAX_WALK_ENTRIES)
+    run_with(ws, args, MAX_WALK_ENTRIES, &Host)
 }
 
-/// [`run`], searching at most the `max_files` newest files.
-fn run_with(ws: &dyn Workspace, args: &Value, max_files: usize) -> Result<Output, ToolError> {
+/// The name of the part that reads some of the files of a search (see [`part`]); not a tool,
+/// so the model cannot call it.
+pub const SCAN_PART: &str = "grep/scan";
+
+/// Fewer files than this are read in the call itself: starting instances would cost more than
+/// it saves.
+const PARALLEL_MIN_FILES: usize = 1000;
+
+/// Runs the parts of a search side by side: the built-ins' `parallel` import, or a stand-in
+/// in unit tests. Each answer is the part's text, or its error as `kind: message`.
+trait Parallel {
+    fn width(&self) -> usize;
+    fn run(&self, calls: &[(String, String)]) -> Vec<Result<String, String>>;
+}
+
+/// The host's `parallel` import (natively: width 1, nothing runs).
+struct Host;
+
+impl Parallel for Host {
+    fn width(&self) -> usize {
+        crate::parallel::width()
+    }
+    fn run(&self, calls: &[(String, String)]) -> Vec<Result<String, String>> {
+        crate::parallel::run(calls)
+    }
+}
+
+/// Runs the part `name` of a search this plugin started: [`SCAN_PART`] reads the files in
+/// `files` (absolute paths from the walk) and answers, as JSON, which match the pattern and
+/// when they were modified.
+pub fn part(name: &str, args: &Value) -> Result<Output, ToolError> {
+    if name != SCAN_PART {
+        return Err(ToolError::new(ErrorKind::NotFound, format!("this plugin has no tool named '{name}'")));
+    }
+    let re = build_regex(req_str(args, "pattern")?, opt_bool(args, "case_insensitive")?.unwrap_or(false))?;
+    let files: Vec<PathBuf> = match args.get("files").and_then(Value::as_array) {
+        Some(list) => list.iter().filter_map(Value::as_str).map(PathBuf::from).collect(),
+        None => return Err(ToolError::invalid_args("'files' must be an array of paths")),
+    };
+    Ok(Output::text(scan(&re, &files).to_json().to_string()))
+}
+
+/// The regex of a search: lines are matched one at a time (`multi_line`, CRLF ends a line).
+fn build_regex(pattern: &str, case_insensitive: bool) -> Result<Regex, ToolError> {
+    RegexBuilder::new(pattern).case_insensitive(case_insensitive).multi_line(true).crlf(true).build().map_err(
+        |e| {
+            ToolError::invalid_args(format!("invalid regular expression: {e}")).with_hint(
+                "the pattern uses Rust regex syntax; escape literal ( ) [ ] { } . * + ? | with a backslash",
+            )
+        },
+    )
+}
+
+/// What the first pass found: the files with a matching line, each with its modification
+/// time, and how many files were over the size limit.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Scanned {
+    matching: Vec<(u128, PathBuf)>,
+    too_large: usize,
+}
+
+impl Scanned {
+    fn to_json(&self) -> Value {
+        // Times as decimal strings: nanoseconds do not fit every JSON reader's numbers.
+        let matching: Vec<Value> =
+            self.matching.iter().map(|(t, p)| json!([t.to_string(), p.to_string_lossy()])).collect();
+        json!({"matching": matching, "too_large": self.too_large})
+    }
+
+    fn from_json(text: &str) -> Option<Scanned> {
+        let v: Value = serde_json::from_str(text).ok()?;
+        let matching = v.get("matching")?.as_array()?.iter().map(|m| {
+            let t = m.get(0)?.as_str()?.parse().ok()?;
+            Some((t, PathBuf::from(m.get(1)?.as_str()?)))
+        });
+        let matching = matching.collect::<Option<Vec<_>>>()?;
+        Some(Scanned { matching, too_large: usize::try_from(v.get("too_large")?.as_u64()?).ok()? })
+    }
+}
+
+/// The first pass over `files`: reads each once and tells whether a line matches.
+fn scan(re: &Regex, files: &[PathBuf]) -> Scanned {
+    let reader = reader::Reader::new();
+    let mut buf = Vec::new();
+    let mut out = Scanned::default();
+    for file in files {
+        let mut matches = |data: &[u8]| !common::is_binary(data) && has_line_match(re, data);
+        match reader.read(file, MAX_FILE_BYTES, &mut buf, &mut matches) {
+            Ok(reader::Outcome::Kept(mtime)) => out.matching.push((mtime, file.clone())),
+            Ok(reader::Outcome::TooLarge) => out.too_large += 1,
+            Ok(reader::Outcome::Read) | Err(_) => {}
+        }
+    }
+    out
+}
+
+/// [`scan`] over many files, split into parts that run side by side when the host can run
+/// them; a part the host did not run (or whose answer cannot be read) is read here. The
+/// result does not depend on the split: the matches are ordered afterwards.
+fn scan_all(re: &Regex, args: (&str, bool), files: Vec<PathBuf>, par: &dyn Parallel) -> Scanned {
+    let width = par.width();
+    if width < 2 || files.len() < PARALLEL_MIN_FILES || files.iter().any(|f| f.to_str().is_none()) {
+        return scan(re, &files);
+    }
+    // Dealt out in turn, so each part gets a share of every directory (large files cluster).
+    let mut parts: Vec<Vec<PathBuf>> = (0..width).map(|_| Vec::new()).collect();
+    for (i, f) in files.into_iter().enumerate() {
+        parts[i % width].push(f);
+    }
+    let (pattern, case_insensitive) = args;
+    let calls: Vec<(String, String)> = parts
+        .iter()
+        .map(|p| {
+            let files: Vec<&str> = p.iter().filter_map(|f| f.to_str()).collect();
+            let args = json!({"pattern": pattern, "case_insensitive": case_insensitive, "files": files});
+            (SCAN_PART.to_string(), args.to_string())
+        })
+        .collect();
+    let mut results = par.run(&calls).into_iter();
+    let mut out = Scanned::default();
+    for part in &parts {
+        let done = results.next().and_then(|r| r.ok()).and_then(|text| Scanned::from_json(&text));
+        let s = done.unwrap_or_else(|| scan(re, part));
+        out.matching.extend(s.matching);
+        out.too_large += s.too_large;
+    }
+    out
+}
+
+/// [`run`], searching at most the `max_files` newest files, with its parts run by `par`.
+fn run_with(
+    ws: &dyn Workspace,
+    args: &Value,
+    max_files: usize,
+    par: &dyn Parallel,
+) -> Result<Output, ToolError> {
     let pattern = req_str(args, "pattern")?;
     let path = opt_str(args, "path")?.unwrap_or(".");
     let include = opt_str(args, "include")?;
@@ -82,16 +220,7 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_files: usize) -> Result<Output
             "'context_lines' must be from 0 to {MAX_CONTEXT}, got {context}"
         )));
     }
-    let re = RegexBuilder::new(pattern)
-        .case_insensitive(case_insensitive)
-        .multi_line(true)
-        .crlf(true)
-        .build()
-        .map_err(|e| {
-            ToolError::invalid_args(format!("invalid regular expression: {e}")).with_hint(
-                "the pattern uses Rust regex syntax; escape literal ( ) [ ] { } . * + ? | with a backslash",
-            )
-        })?;
+    let re = build_regex(pattern, case_insensitive)?;
     if let Some(glob) = include.filter(|g| corral_plugin_sdk::paths::is_home_path(g.trim())) {
         return Err(Resolver::new(ws).home(glob, "the include glob"));
     }
@@ -193,16 +322,7 @@ fn run_with(ws: &dyn Workspace, args: &Value, max_files: usize) -> Result<Output
     }
 
     // First pass: which files match at all, and when they were modified.
-    let mut matching: Vec<(u128, PathBuf)> = Vec::new();
-    let mut too_large = 0usize;
-    for file in files {
-        let mut matches = |data: &[u8]| !common::is_binary(data) && has_line_match(&re, data);
-        match reader.read(&file, MAX_FILE_BYTES, &mut buf, &mut matches) {
-            Ok(reader::Outcome::Kept(mtime)) => matching.push((mtime, file)),
-            Ok(reader::Outcome::TooLarge) => too_large += 1,
-            Ok(reader::Outcome::Read) | Err(_) => {}
-        }
-    }
+    let Scanned { mut matching, too_large } = scan_all(&re, (pattern, case_insensitive), files, par);
     if too_large > 0 {
         notes.push(format!(
             "[{too_large} file(s) over {} MB were not searched]",
@@ -898,13 +1018,104 @@ mod tests {
         put(dir.path(), "old.txt", "needle\n", 300);
         put(dir.path(), "mid.txt", "needle\n", 200);
         put(dir.path(), "new.txt", "needle\n", 100);
-        let out = run_with(&ws, &json!({"pattern": "needle"}), 2).unwrap();
+        let out = run_with(&ws, &json!({"pattern": "needle"}), 2, &Host).unwrap();
         assert_eq!(
             out.text,
             "Found 2 matches\n\nnew.txt:\n  Line 1: needle\n\nmid.txt:\n  Line 1: needle\n\n\
              [only the 2 most recently modified of 3 files were searched; narrow 'path' or 'include' to reach the others]\n"
         );
         assert!(out.truncated);
+    }
+
+    /// Stands in for the host's `parallel` import: runs each part with [`part`] (`Some`), or
+    /// answers the calls listed in `fail` with an error or an unreadable text.
+    struct Parts {
+        width: usize,
+        fail: Vec<usize>,
+        calls: std::cell::RefCell<Vec<Value>>,
+    }
+
+    impl Parallel for Parts {
+        fn width(&self) -> usize {
+            self.width
+        }
+        fn run(&self, calls: &[(String, String)]) -> Vec<Result<String, String>> {
+            let args: Vec<Value> = calls.iter().map(|(_, a)| serde_json::from_str(a).unwrap()).collect();
+            self.calls.borrow_mut().extend(args.iter().cloned());
+            let ran = calls.iter().zip(&args).enumerate().map(|(i, ((name, _), args))| {
+                match self.fail.contains(&i) {
+                    true if i % 2 == 0 => Err("timeout: not started".to_string()),
+                    true => Ok("not json".to_string()),
+                    false => part(name, args).map(|o| o.text).map_err(|e| e.message),
+                }
+            });
+            ran.collect()
+        }
+    }
+
+    #[test]
+    fn a_large_search_splits_into_parts_and_answers_as_one_call_would() {
+        let (dir, ws) = setup();
+        for i in 0..1200 {
+            let text = if i % 97 == 0 { format!("x\nneedle {i}\n") } else { format!("hay {i}\n") };
+            put(dir.path(), &format!("d{}/f{i}.txt", i % 7), &text, 1000 - (i as u64 % 500));
+        }
+        put(dir.path(), "big.bin", "", 1);
+        fs::write(dir.path().join("big.txt"), vec![b'a'; (MAX_FILE_BYTES + 1) as usize]).unwrap();
+        let args = json!({"pattern": "needle \\d+", "context_lines": 1});
+        let alone = run_with(
+            &ws,
+            &args,
+            MAX_WALK_ENTRIES,
+            &Parts { width: 1, fail: vec![], calls: Default::default() },
+        )
+        .unwrap();
+        assert!(alone.text.starts_with("Found 13 matches\n"), "{}", alone.text);
+        let note = format!("[1 file(s) over {} MB were not searched]", MAX_FILE_BYTES >> 20);
+        assert!(alone.text.contains(&note), "{}", alone.text);
+        for fail in [vec![], vec![0], vec![1, 2], vec![0, 1, 2]] {
+            let par = Parts { width: 3, fail: fail.clone(), calls: Default::default() };
+            let split = run_with(&ws, &args, MAX_WALK_ENTRIES, &par).unwrap();
+            assert_eq!(split, alone, "parts {fail:?} not run");
+            let calls = par.calls.borrow();
+            assert_eq!(calls.len(), 3, "one part per width");
+            let sizes: Vec<usize> = calls.iter().map(|c| c["files"].as_array().unwrap().len()).collect();
+            assert_eq!(sizes.iter().sum::<usize>(), 1202, "every file in exactly one part: {sizes:?}");
+            assert!(sizes.iter().all(|&n| n.abs_diff(1202 / 3) <= 1), "even parts: {sizes:?}");
+            assert_eq!(calls[0]["pattern"], "needle \\d+");
+        }
+        // A small search runs in the call itself.
+        let small = Parts { width: 3, fail: vec![], calls: Default::default() };
+        run_with(&ws, &json!({"pattern": "needle", "path": "d0"}), MAX_WALK_ENTRIES, &small).unwrap();
+        assert!(small.calls.borrow().is_empty());
+    }
+
+    #[test]
+    fn a_part_answers_which_files_match_and_refuses_other_names() {
+        let (dir, _ws) = setup();
+        put(dir.path(), "a.txt", "Needle\n", 50);
+        put(dir.path(), "b.txt", "hay\n", 10);
+        let files: Vec<String> =
+            ["a.txt", "b.txt", "gone.txt"].iter().map(|f| dir.path().join(f).display().to_string()).collect();
+        let out =
+            part(SCAN_PART, &json!({"pattern": "needle", "case_insensitive": true, "files": files})).unwrap();
+        let got = Scanned::from_json(&out.text).unwrap();
+        assert_eq!(got.matching.len(), 1);
+        assert_eq!(got.matching[0].1, dir.path().join("a.txt"));
+        let mtime = crate::common::mtime_key(&fs::metadata(dir.path().join("a.txt")).unwrap());
+        assert_eq!(got.matching[0].0, mtime, "the time survives the trip exactly");
+        assert_eq!(got.too_large, 0);
+        let e = part("grep/other", &json!({})).unwrap_err();
+        assert_eq!(
+            (e.kind, e.message.as_str()),
+            (ErrorKind::NotFound, "this plugin has no tool named 'grep/other'")
+        );
+        let e = part(SCAN_PART, &json!({"pattern": "x"})).unwrap_err();
+        assert_eq!(e.message, "'files' must be an array of paths");
+        assert_eq!(
+            part(SCAN_PART, &json!({"pattern": "(", "files": []})).unwrap_err().kind,
+            ErrorKind::InvalidArgs
+        );
     }
 
     #[cfg(unix)]

@@ -8,6 +8,7 @@ pub mod grep;
 pub mod image;
 pub mod list;
 pub mod notebook;
+mod parallel;
 pub mod patch;
 pub mod read;
 pub mod search;

@@ -12,6 +12,11 @@ impl Plugin for Tool {
     fn call(_name: &str, args: Value) -> Result<Output, ToolError> {
         fstools::grep::run(&Host, &args)
     }
+
+    /// The parts a large search runs side by side (`fstools::grep::SCAN_PART`).
+    fn part(name: &str, args: Value) -> Result<Output, ToolError> {
+        fstools::grep::part(name, &args)
+    }
 }
 
 corral_plugin_sdk::export_plugin!(Tool);

@@ -31,6 +31,14 @@ pub trait Plugin {
     fn tools() -> Vec<Spec>;
     /// Runs tool `name` with its parsed JSON arguments.
     fn call(name: &str, args: Value) -> Result<Output, ToolError>;
+
+    /// Runs a call of `name`, a name not in [`Plugin::tools`]. The host never calls such a name
+    /// for the model; corral's built-in `grep` uses one for the parts of a large search, which
+    /// it runs side by side through an interface only built-ins may import. The default knows
+    /// no such names.
+    fn part(name: &str, _args: Value) -> Result<Output, ToolError> {
+        Err(ToolError::new(ErrorKind::NotFound, format!("this plugin has no tool named '{name}'")))
+    }
 }
 
 #[doc(hidden)]
@@ -48,12 +56,11 @@ pub fn invoke_for<P: Plugin>(
     if !args.is_object() {
         return Err(ToolError::invalid_args("arguments must be a JSON object").into_wit());
     }
-    if !P::tools().iter().any(|s| s.name == name) {
-        return Err(
-            ToolError::new(ErrorKind::NotFound, format!("this plugin has no tool named '{name}'")).into_wit()
-        );
-    }
-    P::call(&name, args).map(Output::into_wit).map_err(ToolError::into_wit)
+    // The host only calls listed names for the model; any other name is the plugin's own
+    // (a part a built-in started).
+    let result =
+        if P::tools().iter().any(|s| s.name == name) { P::call(&name, args) } else { P::part(&name, args) };
+    result.map(Output::into_wit).map_err(ToolError::into_wit)
 }
 
 /// Exports a [`Plugin`] implementation as the component's `tool` interface.

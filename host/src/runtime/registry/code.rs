@@ -139,7 +139,8 @@ fn load(src: &Source) -> Result<Loaded, String> {
     let (component, status) = cache
         .load_or_compile(engine, &src.sha256, || src.wasm.bytes(&src.sha256))
         .map_err(|e| format!("plugin {} cannot be loaded: {e:#}", src.location))?;
-    let imports = grants::imports(engine, &component).map(|(names, _)| names).unwrap_or_default();
+    // Compared with what the load allowed, not judged again.
+    let imports = grants::imports(engine, &component, true).map(|(names, _)| names).unwrap_or_default();
     if imports != src.imports {
         // The description was not made from this component: drop it, so the next start
         // loads and describes the plugin afresh.

@@ -115,9 +115,12 @@ fn provided(name: &str, interfaces: &[&str]) -> bool {
         || wit::parse(name).is_some_and(|n| n.known() && interfaces.contains(&n.interface))
 }
 
-/// Whether a component import is something the host provides.
-pub fn import_allowed(name: &str) -> bool {
+/// Whether a component import is something the host provides to it: the contract's, and for
+/// corral's own built-ins (`builtin`) also the `corral:builtin` package, which is built with
+/// the host and promised to no one else.
+pub fn import_allowed(name: &str, builtin: bool) -> bool {
     provided(name, TOOL_IMPORTS)
+        || (builtin && name.strip_prefix(wit::builtin::PACKAGE).is_some_and(|rest| rest.starts_with('/')))
 }
 
 /// Whether a skill component may import `name`: WASI, and corral's log, kv, host-info and
@@ -139,11 +142,15 @@ pub fn version(engine: &Engine, component: &Component) -> Result<(), wit::Unknow
 
 /// The component's import names, and the imported host functions that need a capability.
 /// `Err` names an import outside the contract.
-pub fn imports(engine: &Engine, component: &Component) -> Result<(Vec<String>, Vec<Need>), String> {
+pub fn imports(
+    engine: &Engine,
+    component: &Component,
+    builtin: bool,
+) -> Result<(Vec<String>, Vec<Need>), String> {
     let mut names = Vec::new();
     let mut needs = Vec::new();
     for (name, item) in component.component_type().imports(engine) {
-        if !import_allowed(name) {
+        if !import_allowed(name, builtin) {
             return Err(name.to_string());
         }
         names.push(name.to_string());
@@ -277,10 +284,16 @@ mod tests {
 
     #[test]
     fn imports_outside_the_contract_are_refused() {
-        assert!(import_allowed("wasi:filesystem/types@0.2.6"));
-        assert!(import_allowed("corral:plugin/workspace@0.1.0"));
-        assert!(!import_allowed("corral:plugin/workspace@0.2.0"));
-        assert!(!import_allowed("evil:host/escape"));
+        for builtin in [false, true] {
+            assert!(import_allowed("wasi:filesystem/types@0.2.6", builtin));
+            assert!(import_allowed("corral:plugin/workspace@0.1.0", builtin));
+            assert!(!import_allowed("corral:plugin/workspace@0.2.0", builtin));
+            assert!(!import_allowed("evil:host/escape", builtin));
+            assert!(!import_allowed("corral:builtinx/parallel@0.1.0", builtin));
+        }
+        // The built-ins' own package is theirs alone.
+        assert!(import_allowed("corral:builtin/parallel@0.1.0", true));
+        assert!(!import_allowed("corral:builtin/parallel@0.1.0", false));
     }
 
     #[test]

@@ -258,7 +258,7 @@ impl Registry {
                 if let Some(why) = crate::wit::unknown_version(d.imports.iter().map(String::as_str)) {
                     return Err(RegistryError::Version { location, why });
                 }
-                if let Some(import) = d.imports.iter().find(|i| !grants::import_allowed(i)) {
+                if let Some(import) = d.imports.iter().find(|i| !grants::import_allowed(i, builtin)) {
                     return Err(RegistryError::UnknownImport { location, import: import.clone() });
                 }
                 let (imports, needs) = (d.imports.clone(), d.needs.clone());
@@ -269,7 +269,7 @@ impl Registry {
                     rt.cache().load(rt.engine(), &c.bytes, &sha256).map_err(|e| invalid(format!("{e:#}")))?;
                 grants::version(rt.engine(), &component)
                     .map_err(|why| RegistryError::Version { location: location.clone(), why })?;
-                let (imports, needs) = grants::imports(rt.engine(), &component)
+                let (imports, needs) = grants::imports(rt.engine(), &component, builtin)
                     .map_err(|import| RegistryError::UnknownImport { location: location.clone(), import })?;
                 (Facts::Fresh(component, cache), imports, needs)
             }

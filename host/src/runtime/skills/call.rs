@@ -3,7 +3,7 @@
 
 use super::{Skill, SkillSet};
 use crate::capabilities::Session;
-use crate::runtime::invoke::Site;
+use crate::runtime::site::Site;
 use crate::runtime::{CallReport, CallState, ErrorKind, Limits, Runtime, ToolError, ToolOutput};
 use crate::wit::skill_world::{SkillPlugin, skill as wit};
 use std::sync::Arc;
@@ -26,8 +26,8 @@ macro_rules! call_skill {
                     inst.corral_plugin_skill().$method(store $(, $arg)*).await
                 };
                 let plugin = &$skill.plugin_name();
-                let site = Site { plugin, session: $ctx.session, limits: $ctx.limits, view: &$skill.view };
-                $ctx.runtime.run(&site, pre, call, $convert).await
+                let site = Site { plugin, session: $ctx.session, limits: $ctx.limits, view: &$skill.view, parallel: None };
+                $ctx.runtime.caller.run(&site, pre, call, $convert).await
             }
             Err(why) => CallReport::failed(ToolError::new(
                 ErrorKind::Internal,

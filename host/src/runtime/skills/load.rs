@@ -8,8 +8,8 @@ use super::{Candidate, Component, Kind, Shadowed, Skill, SkillSet, rules};
 use crate::builtins::SKILL_SERVER;
 use crate::capabilities::Session;
 use crate::runtime::CacheStatus;
-use crate::runtime::invoke::{Site, View};
 use crate::runtime::registry::{grants, sha256_hex};
+use crate::runtime::site::{Site, View};
 use crate::runtime::{CallState, Limits, Runtime, ToolError};
 use crate::wit::skill_world::{SkillPlugin, SkillPluginPre};
 use std::borrow::Cow;
@@ -202,8 +202,8 @@ async fn describe(
     let call = async |inst: SkillPlugin, store: &mut Store<CallState>| {
         inst.corral_plugin_skill().call_describe(store).await
     };
-    let site = Site { plugin: label, session, limits, view };
-    let report = rt.run(&site, pre, call, |r| r.map_err(ToolError::from)).await;
+    let site = Site { plugin: label, session, limits, view, parallel: None };
+    let report = rt.caller.run(&site, pre, call, |r| r.map_err(ToolError::from)).await;
     let info = report.result.map_err(|e| e.message)?;
     rules::check_name(&info.name)?;
     rules::check_description(&info.description).map_err(|e| format!("skill '{}': {e}", info.name))?;

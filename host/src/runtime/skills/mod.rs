@@ -11,7 +11,7 @@ pub mod rules;
 pub use call::Ctx;
 pub use discover::{Candidate, discover};
 
-use super::invoke::View;
+use super::site::View;
 use super::{CacheStatus, CallState};
 use crate::capabilities::grant::{CapSet, Capability};
 use crate::wit::skill_world::SkillPluginPre;
