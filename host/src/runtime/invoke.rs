@@ -258,10 +258,12 @@ impl Runtime {
             Ok(pre) => pre,
             Err(why) => return CallReport::failed(ToolError::new(ErrorKind::Internal, why.to_string())),
         };
-        let parallel =
-            super::parallel::SubCallsOf::for_call(&self.caller, pre, &plugin.info.name, session, limits);
-        let site =
-            Site { plugin: &plugin.info.name, session, limits, view: &View::Roots, parallel: Some(parallel) };
+        // Only a built-in may import `corral:builtin/parallel` (the registry checked); any other
+        // plugin gets no handle either, so a hole in that check would still start nothing.
+        let parallel = (plugin.info.origin == super::Origin::Builtin).then(|| {
+            super::parallel::SubCallsOf::for_call(&self.caller, pre, &plugin.info.name, session, limits)
+        });
+        let site = Site { plugin: &plugin.info.name, session, limits, view: &View::Roots, parallel };
         let call = async |inst: ToolPlugin, store: &mut Store<CallState>| {
             inst.corral_plugin_tool().call_invoke(store, tool, args_json).await
         };

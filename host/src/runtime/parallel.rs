@@ -1,8 +1,8 @@
-//! The calls a built-in starts through its `corral:builtin/parallel` import: each runs `invoke` of the same
-//! component in a fresh instance (its own store, sandbox and memory cap, the caller's grants
-//! and view), on a thread of its own with a single-threaded tokio runtime, and ends by the
-//! caller's deadline. Such a call cannot start more (its `parallel` is `None`), so the work
-//! fans out one level only.
+//! The calls a built-in starts through its `corral:builtin/parallel` import: each runs
+//! `invoke` of the same component in a fresh instance (its own store, sandbox and memory cap,
+//! the caller's grants and view), on a thread of its own with a single-threaded tokio runtime,
+//! and ends before the caller's deadline. Such a call cannot start more (its `parallel` is
+//! `None`), so the work fans out one level only.
 
 use super::site::{Site, View};
 use super::{CallState, Caller, Limits, ToolError};
