@@ -131,16 +131,18 @@ fn list_and_grep_see_the_workspace() {
     assert!(!r.stdout.contains("ignored.rs"), "grep ignored .gitignore: {}", r.stdout);
 }
 
+/// Sets the modification time of `p` to `secs` seconds ago.
+fn age(p: &std::path::Path, secs: u64) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+    std::fs::File::options().write(true).open(p).unwrap().set_modified(t).unwrap();
+}
+
 /// A search over many files reads them in parts side by side (the `parallel` import, one part
 /// per core) and answers exactly as one instance would: newest first, every match. The parts
 /// are not tools: the model, or `corral tool`, cannot call one.
 #[test]
 fn grep_reads_a_large_tree_in_parts_and_answers_as_one_call() {
     let sb = Sandbox::new();
-    let age = |p: &std::path::Path, secs: u64| {
-        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
-        std::fs::File::options().write(true).open(p).unwrap().set_modified(t).unwrap();
-    };
     let mut want = Vec::new();
     for i in 0..1500u64 {
         let rel = format!("d{}/f{i:04}.txt", i % 10);
@@ -171,10 +173,6 @@ fn grep_reads_a_large_tree_in_parts_and_answers_as_one_call() {
 #[test]
 fn grep_over_the_file_cap_searches_the_newest_files() {
     let sb = Sandbox::new();
-    let age = |p: &std::path::Path, secs: u64| {
-        let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
-        std::fs::File::options().write(true).open(p).unwrap().set_modified(t).unwrap();
-    };
     for d in 0..20 {
         let dir = sb.ws.join(format!("d{d:02}"));
         std::fs::create_dir(&dir).unwrap();

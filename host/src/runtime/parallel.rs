@@ -5,7 +5,7 @@
 //! `None`), so the work fans out one level only.
 
 use super::site::{Site, View};
-use super::{CallState, Caller, Limits, ToolError};
+use super::{CallState, Caller, Limits, ToolError, ToolOutput};
 use crate::capabilities::{Ran, Session, SubCalls};
 use crate::wit::{ToolPlugin, ToolPluginPre, types as wit};
 use std::future::Future;
@@ -94,17 +94,11 @@ impl SubCallsOf {
     }
 }
 
-/// A call's result as the import returns it: the text of its output, or `kind: message`.
+/// A call's result as the import returns it: the text of its output (its text parts joined
+/// as for any tool result, uncapped), or `kind: message`.
 fn answer(result: Result<Result<wit::ToolOutput, wit::ToolError>, ToolError>) -> Result<String, String> {
     match result {
-        Ok(Ok(out)) => Ok(out
-            .content
-            .into_iter()
-            .filter_map(|part| match part {
-                wit::ContentPart::Text(t) => Some(t),
-                wit::ContentPart::Image(_) => None,
-            })
-            .collect()),
+        Ok(Ok(out)) => Ok(ToolOutput::from_wit(out, usize::MAX).text),
         Ok(Err(e)) => Err(ToolError::from(e).to_string()),
         Err(e) => Err(e.to_string()),
     }
@@ -248,7 +242,7 @@ mod tests {
         let text = |t: &str| wit::ContentPart::Text(t.into());
         let image = wit::ContentPart::Image(wit::Image { mime_type: "image/png".into(), data: vec![1] });
         let out = wit::ToolOutput { content: vec![text("a"), image, text("b")], truncated: false };
-        assert_eq!(answer(Ok(Ok(out))), Ok("ab".to_string()));
+        assert_eq!(answer(Ok(Ok(out))), Ok("a\nb".to_string()), "joined as any tool result is");
         let e = wit::ToolError { kind: wit::ErrorKind::InvalidArgs, message: "bad".into(), hint: None };
         assert_eq!(answer(Ok(Err(e))), Err("invalid-args: bad".to_string()));
         let crash = ToolError::new(ErrorKind::Crashed, "the plugin crashed (it panicked or aborted)");
