@@ -263,7 +263,8 @@ mod tests {
 
     #[test]
     fn jobs_round_trip_and_runs_are_claimed_once() {
-        let dir = tempfile_dir("store");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("cron");
         let s = Store::open(&dir).unwrap();
         let sched = Schedule::parse("0 9 * * *", "UTC").unwrap();
         let c = Ceiling { network: "llm-only".into(), ..Ceiling::default() };
@@ -303,18 +304,13 @@ mod tests {
 
     #[test]
     fn one_scheduler_holds_the_lock() {
-        let dir = tempfile_dir("lock");
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("cron");
         let a = Store::open(&dir).unwrap();
         let b = Store::open(&dir).unwrap();
         let held = a.try_lock().unwrap().expect("free");
         assert!(b.try_lock().unwrap().is_none());
         drop(held);
         assert!(b.try_lock().unwrap().is_some());
-    }
-
-    fn tempfile_dir(tag: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("corral-cron-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&d);
-        d
     }
 }

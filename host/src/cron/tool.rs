@@ -241,8 +241,8 @@ mod tests {
 
     #[test]
     fn actions_over_the_store() {
-        let dir = std::env::temp_dir().join(format!("corral-cron-tool-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("cron");
         let c = Ceiling::default();
         let x = ctx(&dir, &c, false);
         let out = run(
