@@ -144,7 +144,12 @@ fn a_timeout_kills_the_whole_process_group() {
     );
     let pid = std::fs::read_to_string(sb.ws.join("grandchild.pid")).unwrap().trim().to_string();
     assert!(!pid.is_empty());
-    // Gone, or a zombie waiting for a reaper: either way it no longer runs.
+    assert_stops(&pid);
+}
+
+/// Waits (at most 5 s) until process `pid` no longer runs: gone, or a zombie waiting for a
+/// reaper. Fails naming its state if it still runs then.
+fn assert_stops(pid: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
         let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
@@ -155,9 +160,96 @@ fn a_timeout_kills_the_whole_process_group() {
         if !running {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "the grandchild {pid} still runs: {state:?}");
+        assert!(std::time::Instant::now() < deadline, "process {pid} still runs: {state:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// A command that records its temp folder and its pid (once both are written), then waits.
+fn holder(sb: &Sandbox) -> String {
+    let path = sb.outside.join("hold.sh");
+    script(
+        &path,
+        "echo \"$TMPDIR\" > tmpdir.txt\necho $$ > held.tmp && mv held.tmp held.pid\nexec sleep 300",
+    );
+    path.to_str().unwrap().to_string()
+}
+
+/// Waits (at most 20 s) for the holder to have started; its pid and temp folder.
+fn held(sb: &Sandbox, corral: &mut std::process::Child) -> (String, PathBuf) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !sb.ws.join("held.pid").exists() {
+        if let Ok(Some(status)) = corral.try_wait() {
+            panic!("corral ended ({status}) before the command started");
+        }
+        assert!(std::time::Instant::now() < deadline, "the command did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = std::fs::read_to_string(sb.ws.join("held.pid")).unwrap().trim().to_string();
+    let tmp = std::fs::read_to_string(sb.ws.join("tmpdir.txt")).unwrap().trim().to_string();
+    assert!(Path::new(&tmp).is_dir(), "the command's temp folder {tmp} exists while it runs");
+    (pid, PathBuf::from(tmp))
+}
+
+fn signal(child: &std::process::Child, sig: &str) {
+    let status = std::process::Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap();
+    assert!(status.success(), "kill {sig}");
+}
+
+#[test]
+fn ctrl_c_or_sigterm_stops_corral_tool_and_the_command_with_it() {
+    for sig in ["-INT", "-TERM"] {
+        let sb = Sandbox::new();
+        let hold = holder(&sb);
+        let mut child = sb
+            .cmd()
+            .args(["--allowed-commands", &hold, "tool", "run_command"])
+            .arg(json!({ "command": [&hold] }).to_string())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (pid, tmp) = held(&sb, &mut child);
+        signal(&child, sig);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "{sig}: {stderr}");
+        assert_eq!(stderr, "interrupted: the call was stopped, and the commands it started with it\n");
+        assert_stops(&pid);
+        assert!(!tmp.exists(), "{sig}: the command's temp folder {} is left behind", tmp.display());
+    }
+}
+
+#[test]
+fn sigterm_stops_an_unattended_run_like_ctrl_c() {
+    use support::model_server::{Flavor, ModelServer, Reply, Step};
+    let sb = Sandbox::new();
+    let hold = holder(&sb);
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![
+            Step::Reply(Reply::tool("run_command", &json!({ "command": [&hold] }).to_string())),
+            Step::Reply(Reply::text("never reached")),
+        ],
+    );
+    let url = server.url();
+    let mut child = sb
+        .cmd()
+        .args(["--base-url", &url, "--model", "m", "--allowed-commands", &hold, "hold on"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (pid, tmp) = held(&sb, &mut child);
+    signal(&child, "-TERM");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_stops(&pid);
+    assert!(!tmp.exists(), "the command's temp folder {} is left behind", tmp.display());
+    assert_eq!(server.requests().len(), 1, "stopped during the call, before asking the model again");
+    let note = std::fs::read_to_string(sb.state_file("continue.md")).expect("continue.md");
+    assert!(note.contains("interrupted") && note.contains("hold on"), "{note}");
 }
 
 #[test]

@@ -53,7 +53,14 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         Command::Tools { json } => Ok(tools(&env, json)),
         Command::Plugins { json } => Ok(plugins(&env, json)),
         Command::Skills { json } => Ok(skills(&env, json)),
-        Command::Tool { name, args } => Ok(tool(&env, &name, &args).await),
+        // No prompt runs here (no one is asked during `corral tool`), so SIGTERM is caught too.
+        Command::Tool { name, args } => Ok(tokio::select! {
+            code = tool(&env, &name, &args) => code,
+            () = super::signals::stop() => {
+                eprintln!("interrupted: the call was stopped, and the commands it started with it");
+                super::signals::STOPPED
+            }
+        }),
         Command::Config { .. }
         | Command::Exec { .. }
         | Command::Plugin { .. }

@@ -71,7 +71,7 @@ async fn serve(args: &ServeArgs, g: &GlobalArgs) -> Result<i32, String> {
     match http {
         None => {
             eprintln!("corral mcp serve: {count} tools over stdio");
-            mcp::serve_stdio::run(server, stop_signal()).await.map(|()| 0).map_err(|e| e.to_string())
+            mcp::serve_stdio::run(server, super::signals::stop()).await.map(|()| 0).map_err(|e| e.to_string())
         }
         Some((addr, token, made)) => {
             let listener = mcp::serve_http::bind(addr).await.map_err(|e| e.to_string())?;
@@ -83,7 +83,7 @@ async fn serve(args: &ServeArgs, g: &GlobalArgs) -> Result<i32, String> {
                      --token-env VAR uses your own)"
                 );
             }
-            mcp::serve_http::run(server, listener, token, stop_signal()).await;
+            mcp::serve_http::run(server, listener, token, super::signals::stop()).await;
             Ok(0)
         }
     }
@@ -96,28 +96,6 @@ fn audit_path(env: &setup::Env, g: &GlobalArgs) -> Option<std::path::PathBuf> {
         Some(p) => Some(ws.join(p)),
         None if g.ci => Some(ws.join(".corral/audit.jsonl")),
         None => None,
-    }
-}
-
-/// SIGINT or SIGTERM. When a handler cannot be installed, that signal keeps its default.
-async fn stop_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (mut int, mut term) = (signal(SignalKind::interrupt()).ok(), signal(SignalKind::terminate()).ok());
-    let int = async {
-        match int.as_mut() {
-            Some(s) => s.recv().await,
-            None => std::future::pending().await,
-        }
-    };
-    let term = async {
-        match term.as_mut() {
-            Some(s) => s.recv().await,
-            None => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = int => {},
-        _ = term => {},
     }
 }
 

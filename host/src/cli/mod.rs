@@ -24,6 +24,7 @@ mod report;
 mod session;
 mod sessions;
 mod setup;
+mod signals;
 mod slash;
 mod style;
 mod trust;
@@ -55,7 +56,8 @@ pub struct Cli {
 const EXIT_CODES: &str = "Exit codes of an agent run:\n  0    done: the model gave its final answer\n  \
                           1    error: setup, configuration or the model provider failed\n  \
                           2    the turn limit (--max-turns) was reached; a continue-here note is saved\n  \
-                          130  interrupted with Ctrl-C";
+                          130  interrupted: Ctrl-C (or SIGTERM with no one at the terminal) stopped it; the\n       \
+                          commands it started are ended and a continue-here note is saved";
 
 /// A subcommand's help: its own arguments and the sandbox options (those without a heading);
 /// the agent, model, capability and output options are listed by `corral --help` only.

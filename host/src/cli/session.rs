@@ -138,7 +138,8 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     };
     // A person at a terminal can answer (command approvals, questions), one-shot or not.
     let at_terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    if interactive || (!ci && at_terminal) {
+    let person_answers = interactive || (!ci && at_terminal);
+    if person_answers {
         env.session.ask().set(Some(std::sync::Arc::new(asker::TerminalAsker)));
     }
     // The code first calls are likely to need (third-party plugins, the core built-in tools)
@@ -213,9 +214,13 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
             return 1;
         }
     }
+    // Ctrl-C stops the turn (in the interactive session, only the turn). SIGTERM does the same
+    // where no prompt can hold the runtime (see signals.rs); at a terminal it keeps its default.
     let interrupt = agent.interrupt.clone();
+    let mut stops = super::signals::Stops::new(!person_answers);
     let ctrl_c = tokio::spawn(async move {
-        while tokio::signal::ctrl_c().await.is_ok() {
+        loop {
+            stops.next().await;
             interrupt.trigger();
         }
     });
