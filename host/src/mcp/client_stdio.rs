@@ -3,7 +3,8 @@
 //! the kernel when corral dies (parent-death signal); its stderr kept, short and cleaned.
 
 use crate::capabilities::Session;
-use crate::capabilities::process::confine::{Confinement, Scratch, is_secret_env};
+use crate::capabilities::process::confine::{Confinement, is_secret_env};
+use crate::capabilities::process::tempdir::Scratch;
 use crate::capabilities::sandbox::{Sandbox, SandboxError, SandboxSpec, paths};
 use std::collections::BTreeMap;
 use std::ffi::OsString;

@@ -2,12 +2,13 @@
 //! toolchains, the person's additions, a scratch folder), and what happens when this system
 //! cannot confine it (a warning once, or a refusal in CI and under a policy).
 
+use super::tempdir::Scratch;
 use super::{Code, ProcError, View};
 use crate::capabilities::sandbox::{Sandbox, SandboxError, SandboxSpec, paths};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Environment variable names never passed to commands: they hold model credentials.
 pub const SECRET_ENV: &[&str] = &[
@@ -64,46 +65,6 @@ impl Confinement {
             required: false,
             warned: AtomicBool::new(false),
         }
-    }
-}
-
-/// A folder for the command's temporary files (`TMPDIR`), removed when dropped.
-#[derive(Debug)]
-pub struct Scratch(PathBuf);
-
-impl Scratch {
-    /// A new private folder (0700) under the system's temp folder. Its name is random, not
-    /// only the process id and a counter: a folder left by a killed corral whose id is reused,
-    /// or one another user made ahead in a shared /tmp, is never taken (creation fails on an
-    /// existing name and another name is tried).
-    pub fn create() -> std::io::Result<Scratch> {
-        use std::os::unix::fs::DirBuilderExt;
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let mut last = None;
-        for _ in 0..16 {
-            let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let mut salt = [0u8; 8];
-            getrandom::fill(&mut salt).map_err(|e| std::io::Error::other(e.to_string()))?;
-            let salt: String = salt.iter().map(|b| format!("{b:02x}")).collect();
-            let path = std::env::temp_dir().join(format!("corral-cmd-{}-{n}-{salt}", std::process::id()));
-            match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => return Ok(Scratch(path)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| std::io::Error::other("no free name for the temp folder")))
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    #[allow(clippy::disallowed_methods)] // the command's private scratch folder, outside every root
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -164,22 +125,5 @@ pub fn prepare(session: &View<'_>, program: &Path) -> Result<(Option<Arc<Sandbox
             Ok((None, scratch))
         }
         Err(e @ SandboxError::Prepare(_)) => Err(ProcError::new(Code::Io, e.to_string())),
-    }
-}
-
-#[cfg(test)]
-mod scratch_tests {
-    use super::Scratch;
-
-    #[test]
-    fn each_scratch_folder_is_new_private_and_removed() {
-        use std::os::unix::fs::PermissionsExt;
-        let (a, b) = (Scratch::create().unwrap(), Scratch::create().unwrap());
-        assert_ne!(a.path(), b.path());
-        let mode = std::fs::metadata(a.path()).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o700);
-        let kept = a.path().to_path_buf();
-        drop(a);
-        assert!(!kept.exists());
     }
 }

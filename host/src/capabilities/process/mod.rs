@@ -17,6 +17,7 @@ mod policy;
 pub mod resolve;
 mod run;
 pub mod spawn;
+pub mod tempdir;
 
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
