@@ -22,7 +22,9 @@ const LEFT_FOR: Duration = Duration::from_secs(60);
 #[derive(Debug)]
 pub struct Scratch {
     path: PathBuf,
-    _lock: File,
+    /// `None` where the file system has no locks (`ENOLCK`, some network or FUSE mounts):
+    /// there no sweeper can lock the folder either, so none removes it.
+    _lock: Option<File>,
 }
 
 impl Scratch {
@@ -51,10 +53,7 @@ impl Scratch {
             let salt: String = salt.iter().map(|b| format!("{b:02x}")).collect();
             let path = base.join(format!("{PREFIX}{}-{n}-{salt}", std::process::id()));
             match std::fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => {
-                    let lock = lock(&path).inspect_err(|_| remove(&path))?;
-                    return Ok(Scratch { path, _lock: lock });
-                }
+                Ok(()) => return Ok(Scratch { _lock: lock(&path).ok(), path }),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
                 Err(e) => return Err(e),
             }
