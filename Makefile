@@ -1,7 +1,7 @@
 # corral's everyday commands. `make test` is what CI runs.
 CARGO ?= cargo
 
-.PHONY: build test test-host test-plugins lint bench plugins outline examples install clean
+.PHONY: build test test-host test-plugins lint lint-fmt lint-host lint-plugins bench plugins outline examples install clean
 
 ## Build the release binary (the built-in plugins are compiled and embedded by host/build.rs).
 build:
@@ -22,18 +22,26 @@ test-plugins:
 	$(CARGO) test --manifest-path plugins/outline/Cargo.toml
 
 ## Formatting and lints for all three workspaces.
-# The host is linted in the release profile: its build script (wasmtime, Cranelift and the
-# precompiled built-ins) is then the very one `cargo build --release` and `make test` use, so CI
-# compiles the wasmtime stack once instead of once more in the dev profile.
-lint:
+lint: lint-fmt lint-host lint-plugins
+
+lint-fmt:
 	$(CARGO) fmt --check
 	$(CARGO) fmt --manifest-path plugins/Cargo.toml --all --check
 	$(CARGO) fmt --manifest-path tests/plugins/Cargo.toml --all --check
 	$(CARGO) fmt --manifest-path plugins/outline/Cargo.toml --check
+
+# The host is linted in the release profile: its build script (wasmtime, Cranelift and the
+# precompiled built-ins) is then the very one `cargo build --release` and `make test` use, so
+# the wasmtime stack is compiled once instead of once more in the dev profile.
+lint-host:
 	$(CARGO) clippy --release --all-targets -- -D warnings
+
+# tests/plugins in the release profile and target folder the end-to-end suites build it in, so
+# its proc macros (the wit-bindgen stack) are compiled once for both.
+lint-plugins:
 	$(CARGO) clippy --manifest-path plugins/Cargo.toml --all-targets -- -D warnings
 	$(CARGO) clippy --manifest-path plugins/outline/Cargo.toml --all-targets -- -D warnings
-	$(CARGO) clippy --manifest-path tests/plugins/Cargo.toml --target wasm32-wasip2 \
+	$(CARGO) clippy --manifest-path tests/plugins/Cargo.toml --release --target wasm32-wasip2 \
 		--target-dir target/plugins-wasm -- -D warnings
 
 ## Benchmarks (prints a table; see BENCHMARKS.md). Installs ripgrep for the grep comparison.
