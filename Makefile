@@ -1,7 +1,7 @@
 # corral's everyday commands. `make test` is what CI runs.
 CARGO ?= cargo
 
-.PHONY: build test test-host test-plugins lint lint-fmt lint-host lint-plugins bench plugins outline examples install clean
+.PHONY: build test test-host test-plugins lint lint-fmt lint-host lint-plugins lint-test-plugins bench plugins outline examples install clean
 
 ## Build the release binary (the built-in plugins are compiled and embedded by host/build.rs).
 build:
@@ -22,7 +22,7 @@ test-plugins:
 	$(CARGO) test --manifest-path plugins/outline/Cargo.toml
 
 ## Formatting and lints for all three workspaces.
-lint: lint-fmt lint-host lint-plugins
+lint: lint-fmt lint-host lint-plugins lint-test-plugins
 
 lint-fmt:
 	$(CARGO) fmt --check
@@ -36,11 +36,13 @@ lint-fmt:
 lint-host:
 	$(CARGO) clippy --release --all-targets -- -D warnings
 
-# tests/plugins in the release profile and target folder the end-to-end suites build it in, so
-# its proc macros (the wit-bindgen stack) are compiled once for both.
 lint-plugins:
 	$(CARGO) clippy --manifest-path plugins/Cargo.toml --all-targets -- -D warnings
 	$(CARGO) clippy --manifest-path plugins/outline/Cargo.toml --all-targets -- -D warnings
+
+# tests/plugins in the release profile and target folder the end-to-end suites build it in, so
+# its proc macros (the wit-bindgen stack) are compiled once for both.
+lint-test-plugins:
 	$(CARGO) clippy --manifest-path tests/plugins/Cargo.toml --release --target wasm32-wasip2 \
 		--target-dir target/plugins-wasm -- -D warnings
 
