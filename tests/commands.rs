@@ -6,15 +6,11 @@
 use crate::support;
 
 use serde_json::json;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 use support::Sandbox;
-
-fn script(path: &Path, body: &str) {
-    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
+use support::script;
+use support::stops::{assert_stops, held, holder, signal};
 
 fn run(sb: &Sandbox, flags: &[&str], args: serde_json::Value) -> support::Run {
     sb.tool(flags, "run_command", &args)
@@ -145,55 +141,6 @@ fn a_timeout_kills_the_whole_process_group() {
     let pid = std::fs::read_to_string(sb.ws.join("grandchild.pid")).unwrap().trim().to_string();
     assert!(!pid.is_empty());
     assert_stops(&pid);
-}
-
-/// Waits (at most 5 s) until process `pid` no longer runs: gone, or a zombie waiting for a
-/// reaper. Fails naming its state if it still runs then.
-fn assert_stops(pid: &str) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
-        let running = state.as_deref().is_some_and(|s| {
-            let after = s.rsplit(')').next().unwrap_or("");
-            !after.trim_start().starts_with('Z')
-        });
-        if !running {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "process {pid} still runs: {state:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// A command that records its temp folder and its pid (once both are written), then waits.
-fn holder(sb: &Sandbox) -> String {
-    let path = sb.outside.join("hold.sh");
-    script(
-        &path,
-        "echo \"$TMPDIR\" > tmpdir.txt\necho $$ > held.tmp && mv held.tmp held.pid\nexec sleep 300",
-    );
-    path.to_str().unwrap().to_string()
-}
-
-/// Waits (at most 20 s) for the holder to have started; its pid and temp folder.
-fn held(sb: &Sandbox, corral: &mut std::process::Child) -> (String, PathBuf) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !sb.ws.join("held.pid").exists() {
-        if let Ok(Some(status)) = corral.try_wait() {
-            panic!("corral ended ({status}) before the command started");
-        }
-        assert!(std::time::Instant::now() < deadline, "the command did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let pid = std::fs::read_to_string(sb.ws.join("held.pid")).unwrap().trim().to_string();
-    let tmp = std::fs::read_to_string(sb.ws.join("tmpdir.txt")).unwrap().trim().to_string();
-    assert!(Path::new(&tmp).is_dir(), "the command's temp folder {tmp} exists while it runs");
-    (pid, PathBuf::from(tmp))
-}
-
-fn signal(child: &std::process::Child, sig: &str) {
-    let status = std::process::Command::new("kill").args([sig, &child.id().to_string()]).status().unwrap();
-    assert!(status.success(), "kill {sig}");
 }
 
 #[test]

@@ -14,6 +14,12 @@ const CREATED_AT: &str = "2026-01-01T08:00:00Z";
 /// A sandbox whose user file names the scripted model (the scheduler's job runs read it too).
 fn sandbox(server: &ModelServer, extra: &str) -> Sandbox {
     let sb = Sandbox::new();
+    use_model(&sb, server, extra);
+    sb
+}
+
+/// Writes the user file naming the scripted model, plus `extra` TOML.
+fn use_model(sb: &Sandbox, server: &ModelServer, extra: &str) {
     std::fs::write(
         sb.config.join("config.toml"),
         format!(
@@ -22,7 +28,6 @@ fn sandbox(server: &ModelServer, extra: &str) -> Sandbox {
         ),
     )
     .unwrap();
-    sb
 }
 
 fn at(sb: &Sandbox, now: &str, args: &[&str]) -> Run {
@@ -292,4 +297,47 @@ fn the_interactive_session_runs_due_jobs_between_turns() {
     assert_eq!(reqs.len(), 4, "{shown}");
     assert_eq!(task_of(&reqs[3]), "write the morning digest");
     assert_eq!(jobs(&sb)[0]["last_run"]["answer"], "digest written");
+}
+
+#[test]
+fn sigterm_stops_the_scheduler_after_stopping_the_job_it_runs() {
+    use support::stops::{assert_stops, ends, held, holder, signal};
+    let sb = Sandbox::new();
+    let hold = holder(&sb);
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![
+            create("hold", "0 9 * * *", "hold on"),
+            Step::Reply(Reply::text("Scheduled.")),
+            // The job's run: a command that holds on until it is killed.
+            Step::Reply(Reply::tool("run_command", &json!({ "command": [&hold] }).to_string())),
+            Step::Reply(Reply::text("never reached")),
+        ],
+    );
+    use_model(&sb, &server, &format!("[commands]\nallowed = [\"{hold}\"]\n"));
+    at(&sb, CREATED_AT, &["--allowed-commands", &hold, "schedule it"]).ok();
+    // The foreground scheduler (not --once), stopped as a service manager stops it: SIGTERM to
+    // the scheduler alone, while the job's command runs.
+    let mut scheduler = sb
+        .cmd()
+        .args(["cron", "run", "--now", "2026-01-01T09:00:00Z"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (pid, tmp) = held(&sb, &mut scheduler);
+    signal(&scheduler, "-TERM");
+    let status = ends(&mut scheduler);
+    let out = scheduler.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("cron: job 'hold' finished: stopped\n"), "{stderr}");
+    assert!(stderr.ends_with("cron: stopped\n"), "{stderr}");
+    assert_stops(&pid);
+    assert!(!tmp.exists(), "the command's temp folder {} is left behind", tmp.display());
+    assert_eq!(server.requests().len(), 3, "the job asked once, then stopped");
+    let last = &jobs(&sb)[0]["last_run"];
+    assert_eq!(last["outcome"], "stopped", "{last}");
+    let answer = last["answer"].as_str().unwrap();
+    assert!(answer.starts_with("stopped by SIGINT or SIGTERM before it finished"), "{answer}");
 }

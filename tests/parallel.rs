@@ -5,7 +5,12 @@
 use crate::support;
 
 use serde_json::{Value, json};
+use std::io::Read;
+use std::sync::{Mutex, mpsc};
+use std::time::Duration;
 use support::model_server::{Captured, Flavor, ModelServer, Reply, Step};
+use support::stops::{ends, signal};
+use support::web_server::{Response, WebServer};
 use support::{Run, Sandbox};
 
 fn run(sb: &Sandbox, server: &ModelServer, extra: &[&str], task: &str) -> Run {
@@ -155,4 +160,51 @@ fn the_audit_log_keeps_one_line_per_parallel_call() {
     let tools: Vec<&str> = calls.iter().map(|c| c["tool"].as_str().unwrap()).collect();
     assert_eq!(tools, ["read_file", "read_file", "read_file", "write_file", "read_file", "grep"]);
     assert!(calls.iter().all(|c| c["outcome"] == "ok"), "{calls:?}");
+}
+
+#[test]
+fn sigterm_stops_an_unattended_run_while_its_read_only_calls_wait() {
+    // A site that answers only when the test lets it (at the latest when the test ends).
+    let (release, held) = mpsc::channel::<()>();
+    let held = Mutex::new(held);
+    let site = WebServer::start("127.0.0.1", None, move |_| {
+        let _ = held.lock().unwrap().recv_timeout(Duration::from_secs(120));
+        Response::new(200, "text/plain", "late")
+    });
+    let fetch = |path: &str| json!({"url": site.url(path), "timeout": 120}).to_string();
+    let (a, b) = (fetch("/a"), fetch("/b"));
+    let server = ModelServer::start(
+        Flavor::OpenAi,
+        vec![
+            Step::Reply(Reply::tools(vec![("fetch_url", a.as_str()), ("fetch_url", b.as_str())])),
+            Step::Reply(Reply::text("never reached")),
+        ],
+    );
+    let sb = Sandbox::new();
+    let allowed = format!("[network]\nallow_private = [\"127.0.0.1:{}\"]\n", site.port());
+    std::fs::write(sb.config.join("config.toml"), allowed).unwrap();
+    let url = server.url();
+    let mut corral = sb
+        .cmd()
+        .args(["--base-url", &url, "--model", "m", "--network", "on", "fetch both"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Both fetches are waiting on the site (side by side where there are two cores).
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while site.requests().is_empty() {
+        assert!(corral.try_wait().unwrap().is_none(), "corral ended before fetching");
+        assert!(std::time::Instant::now() < deadline, "no fetch reached the site");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(&corral, "-TERM");
+    let status = ends(&mut corral);
+    let mut stderr = String::new();
+    corral.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert_eq!(server.requests().len(), 1, "stopped during the calls, before asking the model again");
+    let note = std::fs::read_to_string(sb.state_file("continue.md")).expect("continue.md");
+    assert!(note.contains("interrupted") && note.contains("fetch both"), "{note}");
+    drop(release);
 }

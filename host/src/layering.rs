@@ -22,6 +22,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "wit",
             "builtins",
             "mcp",
+            "signals",
         ],
     ),
     // The MCP client sits beside cli's wiring: it offers tools to the loop through
@@ -29,7 +30,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("mcp", &["config", "agent", "llm", "context", "runtime", "capabilities", "redact", "termtext", "paths"]),
     ("trust", &["config", "runtime", "capabilities", "redact", "paths"]),
     ("config", &["runtime", "capabilities", "redact", "paths"]),
-    ("agent", &["context", "llm", "runtime", "capabilities", "redact", "wit", "paths", "cron"]),
+    ("agent", &["context", "llm", "runtime", "capabilities", "redact", "wit", "paths", "cron", "signals"]),
     // cron: the job store and schedule rules; a leaf the agent (its tool) and cli (the scheduler) use.
     ("cron", &[]),
     ("authoring", &["runtime", "capabilities", "wit", "builtins", "paths"]),
@@ -43,6 +44,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("redact", &[]),
     ("termtext", &[]),
     ("paths", &[]),
+    // signals: the signals that stop a run from outside; the agent's parallel calls listen too.
+    ("signals", &[]),
 ];
 
 #[cfg(test)]

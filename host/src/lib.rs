@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod paths;
 pub mod redact;
 pub mod runtime;
+pub mod signals;
 pub mod termtext;
 pub mod trust;
 pub mod wit;

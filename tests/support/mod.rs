@@ -7,6 +7,7 @@ pub mod guests;
 pub mod inproc;
 pub mod mcp;
 pub mod model_server;
+pub mod stops;
 pub mod terminal;
 pub mod web_server;
 
@@ -16,6 +17,13 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
 /// The repository root.
+/// Writes an executable shell script at `path`.
+pub fn script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("host/ is in the repo").to_path_buf()
 }

@@ -99,11 +99,23 @@ impl Compaction {
 pub struct Quiet;
 impl Observer for Quiet {}
 
-/// Set by Ctrl-C; the loop stops at the next await point.
+/// Set by Ctrl-C (and SIGTERM where the front end says so); the loop stops at the next await
+/// point.
 #[derive(Clone, Default)]
-pub struct Interrupt(Arc<(AtomicBool, Notify)>);
+pub struct Interrupt(Arc<(AtomicBool, Notify, AtomicBool)>);
 
 impl Interrupt {
+    /// Whether SIGTERM interrupts too (the front end decides: see [`crate::signals`]).
+    pub fn stop_on_sigterm(&self, yes: bool) {
+        self.0.2.store(yes, Ordering::SeqCst);
+    }
+
+    /// A listener for the signals that interrupt this run. Whoever waits on the runtime the
+    /// front end's listener runs on (the threads of a parallel batch) listens with one of its own.
+    pub fn signals(&self) -> crate::signals::Stops {
+        crate::signals::Stops::new(self.0.2.load(Ordering::SeqCst))
+    }
+
     pub fn trigger(&self) {
         self.0.0.store(true, Ordering::SeqCst);
         self.0.1.notify_waiters();

@@ -44,8 +44,9 @@ pub fn width(setting: u32) -> usize {
 /// the calls' order. A call no thread ran is `None`: the person interrupted, or no thread
 /// could be started (the caller runs those itself).
 ///
-/// This thread waits for the group, so the front end's Ctrl-C handler cannot run meanwhile:
-/// the workers listen for Ctrl-C themselves and set `interrupt`.
+/// This thread waits for the group, so the front end's signal listener cannot run meanwhile:
+/// the workers listen for the same signals themselves (Ctrl-C, and SIGTERM where the run
+/// takes it as one) and set `interrupt`.
 pub fn on_threads(
     tools: &Toolbox<'_>,
     calls: &[ToolCall],
@@ -75,6 +76,7 @@ fn worker(
 ) {
     let Ok(rt) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
     rt.block_on(async {
+        let mut stops = interrupt.signals();
         loop {
             if interrupt.is_set() {
                 return;
@@ -84,7 +86,7 @@ fn worker(
             let outcome = tokio::select! {
                 o = tools.call(call) => o,
                 _ = interrupt.wait() => return,
-                Ok(()) = tokio::signal::ctrl_c() => {
+                () = stops.next() => {
                     interrupt.trigger();
                     return;
                 }

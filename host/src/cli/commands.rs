@@ -56,9 +56,9 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         // No prompt runs here (no one is asked during `corral tool`), so SIGTERM is caught too.
         Command::Tool { name, args } => Ok(tokio::select! {
             code = tool(&env, &name, &args) => code,
-            () = super::signals::stop() => {
+            () = crate::signals::stop() => {
                 eprintln!("interrupted: the call was stopped, and the commands it started with it");
-                super::signals::STOPPED
+                crate::signals::STOPPED
             }
         }),
         Command::Config { .. }

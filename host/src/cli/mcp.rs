@@ -71,7 +71,7 @@ async fn serve(args: &ServeArgs, g: &GlobalArgs) -> Result<i32, String> {
     match http {
         None => {
             eprintln!("corral mcp serve: {count} tools over stdio");
-            mcp::serve_stdio::run(server, super::signals::stop()).await.map(|()| 0).map_err(|e| e.to_string())
+            mcp::serve_stdio::run(server, crate::signals::stop()).await.map(|()| 0).map_err(|e| e.to_string())
         }
         Some((addr, token, made)) => {
             let listener = mcp::serve_http::bind(addr).await.map_err(|e| e.to_string())?;
@@ -83,7 +83,7 @@ async fn serve(args: &ServeArgs, g: &GlobalArgs) -> Result<i32, String> {
                      --token-env VAR uses your own)"
                 );
             }
-            mcp::serve_http::run(server, listener, token, super::signals::stop()).await;
+            mcp::serve_http::run(server, listener, token, crate::signals::stop()).await;
             Ok(0)
         }
     }

@@ -24,7 +24,6 @@ mod report;
 mod session;
 mod sessions;
 mod setup;
-mod signals;
 mod slash;
 mod style;
 mod trust;

@@ -217,7 +217,8 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     // Ctrl-C stops the turn (in the interactive session, only the turn). SIGTERM does the same
     // where no prompt can hold the runtime (see signals.rs); at a terminal it keeps its default.
     let interrupt = agent.interrupt.clone();
-    let mut stops = super::signals::Stops::new(!person_answers);
+    interrupt.stop_on_sigterm(!person_answers);
+    let mut stops = interrupt.signals();
     let ctrl_c = tokio::spawn(async move {
         loop {
             stops.next().await;

@@ -35,7 +35,7 @@ pub enum CronCommand {
     Enable { name: String },
     /// Remove a job and its history
     Delete { name: String },
-    /// Run due jobs, one at a time, until Ctrl-C (or once, with --once)
+    /// Run due jobs, one at a time, until Ctrl-C or SIGTERM (or once, with --once)
     ///
     /// A job whose time passed while no scheduler ran runs once when the scheduler starts,
     /// not once per missed time; its next run is its first time after now. Each job runs as

@@ -8,6 +8,8 @@
 //! A handler replaces the default for the whole process, so it is installed only where
 //! nothing blocks the runtime: at a terminal prompt (a command approval, a question) the
 //! runtime waits on the person, and a caught SIGTERM would go unanswered until they reply.
+//! The front end (cli) makes that choice; an agent run carries it in its `Interrupt`, so the
+//! threads of a parallel batch, which listen for themselves, stop on the same signals.
 
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
