@@ -137,8 +137,9 @@ fn main() {
     // Describing runs the component, so only when this machine can run what is built.
     let runnable = env::var("HOST").ok() == env::var("TARGET").ok();
     let tool_interface = format!("{}/tool@{}", version::PACKAGE, version::VERSION);
+    let skill_interface = format!("{}/skill@{}", version::PACKAGE, version::VERSION);
     let in_place = code_runs_in_place();
-    let embed = |stem: &str, described: bool| -> String {
+    let embed = |stem: &str, kind: Describe| -> String {
         let path = match prebuilt(stem) {
             Some(p) => repo.join(p),
             None => wasm_dir.join(format!("{stem}.wasm")),
@@ -152,14 +153,22 @@ fn main() {
             .unwrap_or_else(|e| panic!("cannot precompile {}: {e:#}", path.display()));
         let compiled = out_dir.join(format!("{stem}.cwasm"));
         fs::write(&compiled, &cwasm).unwrap_or_else(|e| panic!("cannot write {}: {e}", compiled.display()));
-        // Without a description the runtime describes the built-in at start, as before.
-        let description = if described && runnable {
-            describe::describe(&engine, &cwasm, &tool_interface).unwrap_or_else(|why| {
-                println!("cargo:warning=the built-in {stem} could not be described at build time: {why}");
-                "None".to_string()
-            })
-        } else {
-            "None".to_string()
+        // Without a description (or a skill's answer) the runtime asks the component at start.
+        let described =
+            |interface: &str, describe: fn(&wasmtime::Engine, &[u8], &str) -> Result<String, String>| {
+                describe(&engine, &cwasm, interface).unwrap_or_else(|why| {
+                    println!("cargo:warning=the built-in {stem} could not be described at build time: {why}");
+                    "None".to_string()
+                })
+            };
+        let (description, skill) = match kind {
+            Describe::Tool if runnable => {
+                (described(&tool_interface, describe::describe), "None".to_string())
+            }
+            Describe::Skill if runnable => {
+                ("None".to_string(), described(&skill_interface, describe::describe_skill))
+            }
+            _ => ("None".to_string(), "None".to_string()),
         };
         // The artifact sits in a page-aligned static; on targets where wasmtime can run it
         // where it lies (see runtime/in_place.rs) that static is placed among the binary's
@@ -168,7 +177,7 @@ fn main() {
         format!(
             "Builtin {{ name: {stem:?}, bytes: include_bytes!({:?}), sha256: {sha:?}, \
              precompiled: {{ {section}static CODE: Code<{}> = Code(*include_bytes!({:?})); &CODE.0 }}, \
-             description: {description} }}",
+             description: {description}, skill: {skill} }}",
             copy.display().to_string(),
             cwasm.len(),
             compiled.display().to_string()
@@ -181,23 +190,34 @@ fn main() {
          pub static BUILTINS: &[Builtin] = &[\n",
     );
     for (_, stem) in BUILTINS {
-        code.push_str(&format!("    {},\n", embed(stem, true)));
+        code.push_str(&format!("    {},\n", embed(stem, Describe::Tool)));
     }
     code.push_str("];\n");
     code.push_str(&format!(
         "/// The component that serves `SKILL.md` folders as skills.\npub static SKILL_SERVER: Builtin = {};\n",
-        embed(SKILL_SERVER.1, false)
+        embed(SKILL_SERVER.1, Describe::Nothing)
     ));
     code.push_str(
         "/// The component skills shipped with corral.\npub static SHIPPED_SKILLS: &[Builtin] = &[\n",
     );
     for (_, stem) in SHIPPED_SKILLS {
-        code.push_str(&format!("    {},\n", embed(stem, false)));
+        code.push_str(&format!("    {},\n", embed(stem, Describe::Skill)));
     }
     code.push_str("];\n");
     code.push_str(&shipped_folders(&repo.join("skills")));
     fs::write(out_dir.join("builtins.rs"), code).expect("cannot write builtins.rs");
     write_wit_files(&repo.join("wit").join(version::VERSION.folder()), &out_dir);
+}
+
+/// What an embedded component is asked at build time.
+#[derive(Clone, Copy)]
+enum Describe {
+    /// A built-in tool plugin: its imports and tools.
+    Tool,
+    /// A shipped component skill: its name and description.
+    Skill,
+    /// The folder server: nothing (it answers for each folder, see `shipped_folders`).
+    Nothing,
 }
 
 /// Whether the target is one where the artifacts are placed in the code section and run in
@@ -222,7 +242,9 @@ fn precompile_engine() -> wasmtime::Engine {
 }
 
 /// The `SKILL.md` folders directly under `skills/`, every file embedded (dot entries
-/// skipped), each folder with a SHA-256 over its paths and contents.
+/// skipped), each folder with a SHA-256 over its paths and contents and the folder server's
+/// answer for it, read from its `SKILL.md` by the server's own reader. A shipped folder whose
+/// `SKILL.md` the server would refuse fails the build.
 fn shipped_folders(skills: &Path) -> String {
     let mut dirs: Vec<PathBuf> = fs::read_dir(skills)
         .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
@@ -250,9 +272,16 @@ fn shipped_folders(skills: &Path) -> String {
                 abs.display().to_string()
             ));
         }
+        let doc = fs::read_to_string(dir.join("SKILL.md"))
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.join("SKILL.md").display()));
+        let doc = corral_contract::frontmatter::parse(&doc, &name)
+            .unwrap_or_else(|e| panic!("the shipped skill {}: {e}", dir.display()));
         code.push_str(&format!(
-            "    ShippedFolder {{ name: {name:?}, sha256: {:?}, files: &[\n{entries}    ] }},\n",
-            hex(&digest.finalize())
+            "    ShippedFolder {{ name: {name:?}, sha256: {:?}, files: &[\n{entries}    ],\n        \
+             skill: BuiltSkill {{ name: {:?}, description: {:?} }} }},\n",
+            hex(&digest.finalize()),
+            doc.name,
+            doc.description
         ));
     }
     code.push_str("];\n");

@@ -338,15 +338,13 @@ fn built_ins_are_offered_from_their_build_time_descriptions_and_touch_no_cache()
     // The first call loads the code precompiled in corral: nothing is compiled or stored.
     let r = run(&["tool", "read_file", r#"{"file_path":"hello.txt"}"#]).ok();
     assert!(r.stdout.contains("1: hello"), "{}", r.stdout);
-    // (The shipped skills' answers to `describe` are kept there, as `.skill` files.)
+    // Nor do the shipped skills: their answers to `describe` are built in as well.
     let stored: Vec<_> = std::fs::read_dir(cache.join("components"))
-        .map(|d| {
-            d.flatten().map(|e| e.path()).filter(|p| p.extension().is_none_or(|x| x != "skill")).collect()
-        })
+        .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
     assert!(
         stored.is_empty(),
-        "a built-in needs neither a description nor compiled code in the cache: {stored:?}"
+        "a built-in or shipped skill needs neither a description nor compiled code in the cache: {stored:?}"
     );
     // `corral plugins` reports on the code itself: it loads all of it, from corral itself.
     let list: Value = serde_json::from_str(&run(&["plugins", "--json"]).ok().stdout).unwrap();

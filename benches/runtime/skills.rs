@@ -1,6 +1,7 @@
 //! Skills, in-process through the library: the shipped component skill (`markdown-docs`)
-//! and folder skill (`code-review`, through the built-in folder server): load with a cold
-//! cache (compile + describe), load with a warm cache, and the cost of a call; and, for
+//! and folder skill (`code-review`, through the built-in folder server): load with an empty
+//! cache and with a filled one (either way from the answer built in: nothing compiled or
+//! run), and the cost of a call (the first compiles or maps the component); and, for
 //! scale, what loading every skill adds to a warm start next to loading the built-in tools.
 
 use crate::report::{Row, Unit};
@@ -65,8 +66,8 @@ pub fn rows() -> Result<(Vec<Row>, Vec<String>)> {
         let (set, _) = load(&rt, kind)?;
         let ctx = Ctx { runtime: &rt, session: &session, limits: &limits };
         let calls = tokio.block_on(time_calls(&set, ctx, kind))?;
-        rows.push(Row::new(format!("{what}: load, cold cache (compile + describe)"), Unit::Millis, cold, ""));
-        rows.push(Row::new(format!("{what}: load, warm cache (map + describe)"), Unit::Millis, warm, ""));
+        rows.push(Row::new(format!("{what}: load, empty cache (answer built in)"), Unit::Millis, cold, ""));
+        rows.push(Row::new(format!("{what}: load, filled cache (answer built in)"), Unit::Millis, warm, ""));
         rows.extend(calls);
     }
     rows.extend(startup_share(&tokio, ws.path(), unpack.path(), &session, &limits)?);

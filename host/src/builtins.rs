@@ -16,6 +16,17 @@ pub struct Builtin {
     /// What the component imports and describes, found by running its `describe` at build
     /// time (None for skills, and when the build could not run it, e.g. cross-compiling).
     pub description: Option<BuiltDescription>,
+    /// A shipped component skill's answer to `describe`, found by running it at build time
+    /// (None for tools and the folder server, and when the build could not run it).
+    pub skill: Option<BuiltSkill>,
+}
+
+/// A shipped skill's name and description, as it answers `describe`, known at build time so
+/// that a start (even with an empty cache) runs none of its code to list it.
+#[derive(Debug)]
+pub struct BuiltSkill {
+    pub name: &'static str,
+    pub description: &'static str,
 }
 
 /// A built-in tool plugin described at build time (see `build/describe.rs`).
@@ -56,6 +67,16 @@ pub struct ShippedFolder {
     /// SHA-256 over the folder's paths and contents, lowercase hex, computed at build time.
     pub sha256: &'static str,
     pub files: &'static [ShippedFile],
+    /// What the folder server answers to `describe` for this folder: its `SKILL.md` read at
+    /// build time by the server's own reader (contract/src/frontmatter.rs).
+    pub skill: BuiltSkill,
+}
+
+impl ShippedFolder {
+    /// The folder's `SKILL.md`, as embedded.
+    pub fn skill_md(&self) -> Option<&'static [u8]> {
+        self.files.iter().find(|f| f.path == "SKILL.md").map(|f| f.bytes)
+    }
 }
 
 /// A precompiled artifact's storage: page-aligned, as wasmtime needs its code to be when it

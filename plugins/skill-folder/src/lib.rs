@@ -2,8 +2,10 @@
 //! read-only preopen of one skill's folder (named by `CORRAL_SKILL_DIR`), serving it as a skill.
 
 pub mod folder;
-pub mod frontmatter;
 pub mod run;
+
+/// `SKILL.md`'s front matter: the contract's reader, shared with corral's build.
+pub use corral_plugin_sdk::contract::frontmatter;
 
 use corral_plugin_sdk::host::Host;
 use corral_plugin_sdk::skill::{FileInfo, Info, Script, Skill};

@@ -4,7 +4,7 @@
 //! the cache directory, so that they can be preopened like any other folder.
 
 use super::{Kind, Source};
-use crate::builtins::{SHIPPED_FOLDERS, SHIPPED_SKILLS, ShippedFolder};
+use crate::builtins::{BuiltSkill, SHIPPED_FOLDERS, SHIPPED_SKILLS, ShippedFolder};
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +21,9 @@ pub struct Candidate {
     pub bytes: Cow<'static, [u8]>,
     /// A component's SHA-256 when known in advance (shipped components carry theirs).
     pub sha256: Option<&'static str>,
+    /// A shipped skill's answer to `describe`, known since the build (for a folder, only while
+    /// its unpacked `SKILL.md` is the one shipped).
+    pub built: Option<&'static BuiltSkill>,
 }
 
 /// Where a project's skills are, relative to the workspace.
@@ -102,6 +105,7 @@ pub fn scan(dir: &Path, source: Source, warnings: &mut Vec<String>) -> Vec<Candi
                     path: Some(real),
                     bytes: Cow::Borrowed(&[]),
                     sha256: None,
+                    built: None,
                 }),
                 Err(e) => warnings.push(format!("skipping skill folder {}: {e}", path.display())),
             }
@@ -114,6 +118,7 @@ pub fn scan(dir: &Path, source: Source, warnings: &mut Vec<String>) -> Vec<Candi
                     path: Some(path),
                     bytes: Cow::Owned(bytes),
                     sha256: None,
+                    built: None,
                 }),
                 Err(e) => warnings.push(format!("skipping skill component {}: {e}", path.display())),
             }
@@ -147,6 +152,7 @@ fn shipped(unpack_base: &Path, warnings: &mut Vec<String>) -> Vec<Candidate> {
             location: format!("embedded in corral ({}.wasm)", b.name),
             bytes: Cow::Borrowed(b.bytes),
             sha256: Some(b.sha256),
+            built: b.skill.as_ref(),
         })
         .collect();
     for folder in SHIPPED_FOLDERS {
@@ -159,6 +165,7 @@ fn shipped(unpack_base: &Path, warnings: &mut Vec<String>) -> Vec<Candidate> {
                 source: Source::Shipped,
                 kind: Kind::Folder,
                 location: path.display().to_string(),
+                built: as_shipped(&path, folder).then_some(&folder.skill),
                 path: Some(path),
                 bytes: Cow::Borrowed(&[]),
                 sha256: None,
@@ -171,6 +178,12 @@ fn shipped(unpack_base: &Path, warnings: &mut Vec<String>) -> Vec<Candidate> {
         }
     }
     out
+}
+
+/// Whether the unpacked folder at `path` still holds the `SKILL.md` shipped (the build's
+/// answer for it is the server's answer only then; one changed in the cache is asked again).
+fn as_shipped(path: &Path, folder: &ShippedFolder) -> bool {
+    folder.skill_md().is_some_and(|shipped| std::fs::read(path.join("SKILL.md")).is_ok_and(|b| b == shipped))
 }
 
 /// Unpacks a shipped folder to `<base>/skills/<digest>/<name>` unless it is there already.
@@ -238,7 +251,12 @@ mod tests {
         ShippedFile { path: "SKILL.md", bytes: b"---\nname: demo\n---\n" },
         ShippedFile { path: "references/r.md", bytes: b"r" },
     ];
-    static DEMO: ShippedFolder = ShippedFolder { name: "demo", sha256: "0123456789abcdef0123", files: FILES };
+    static DEMO: ShippedFolder = ShippedFolder {
+        name: "demo",
+        sha256: "0123456789abcdef0123",
+        files: FILES,
+        skill: crate::builtins::BuiltSkill { name: "demo", description: "A demo." },
+    };
 
     #[test]
     fn shipped_folders_unpack_once_and_whole() {

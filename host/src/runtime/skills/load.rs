@@ -1,11 +1,12 @@
 //! Loading skills: ask every skill who it is (or take its kept answer), check the answer, and
-//! settle name clashes: project over user over shipped, each clash reported. A component (the
-//! folder server once for all folders) is compiled and its imports checked when first needed:
-//! to ask it, or at its first call when its answer was kept. A skill that cannot load when
+//! settle name clashes: project over user over shipped, each clash reported. A shipped skill's
+//! answer is known since the build. A component (the folder server once for all folders) is
+//! compiled and its imports checked when first needed: to ask it, or at its first call when
+//! its answer was kept or built in. A skill that cannot load when
 //! asked is skipped with a warning.
 
 use super::{Candidate, Component, Kind, Shadowed, Skill, SkillSet, rules};
-use crate::builtins::SKILL_SERVER;
+use crate::builtins::{BuiltSkill, SKILL_SERVER};
 use crate::capabilities::Session;
 use crate::runtime::CacheStatus;
 use crate::runtime::registry::{grants, sha256_hex};
@@ -40,9 +41,11 @@ impl SkillSet {
             };
             let hint = c.path.as_ref().and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned());
             let label = hint.unwrap_or_else(|| "skill".into());
-            let key = answer_key(&set.components[component].sha256, &c);
-            let kept = key.as_deref().and_then(|k| kept(rt, k));
-            let answer = match kept {
+            // A shipped skill's answer is known since the build; any other's may be kept.
+            let key =
+                if c.built.is_some() { None } else { answer_key(&set.components[component].sha256, &c) };
+            let known = c.built.and_then(built).or_else(|| key.as_deref().and_then(|k| kept(rt, k)));
+            let answer = match known {
                 Some(answer) => Ok(answer),
                 None => match set.components[component].pre(rt) {
                     Ok(pre) => {
@@ -182,6 +185,13 @@ fn kept(rt: &Runtime, key: &str) -> Option<(String, String)> {
     Some((k.name, k.description))
 }
 
+/// A shipped skill's answer from the build, checked by the same rules as any other.
+fn built(b: &BuiltSkill) -> Option<(String, String)> {
+    rules::check_name(b.name).ok()?;
+    rules::check_description(b.description).ok()?;
+    Some((b.name.to_string(), b.description.to_string()))
+}
+
 /// Keeps a skill's answer, so the next start need not run the skill to ask again.
 fn keep(rt: &Runtime, key: &str, (name, description): &(String, String)) {
     let k = Kept { name: name.clone(), description: description.clone() };
@@ -216,15 +226,16 @@ mod tests {
     use super::*;
     use crate::capabilities::{Policy, Roots, log};
 
+    /// A session over the workspace `dir`.
+    fn session(dir: &std::path::Path) -> Arc<Session> {
+        Arc::new(Session::new(Roots::open(dir, &[], &[]).unwrap(), Policy::default(), log::Sink::new(false)))
+    }
+
     /// Loads the skills of `user` (a folder with `skills/`) with `rt`'s cache.
     async fn load_user(rt: &Runtime, user: &std::path::Path) -> SkillSet {
         let ws = user.join("ws");
         std::fs::create_dir_all(&ws).unwrap();
-        let session = Arc::new(Session::new(
-            Roots::open(&ws, &[], &[]).unwrap(),
-            Policy::default(),
-            log::Sink::new(false),
-        ));
+        let session = session(&ws);
         let found = super::super::discover(None, Some(user), &user.join("unpack"), &mut Vec::new());
         let found = found.into_iter().filter(|c| c.source == Source::User).collect();
         SkillSet::load(rt, &session, found, &Limits::default()).await
@@ -293,15 +304,79 @@ mod tests {
         let warm = load_user(&rt, &user).await;
         let skill = greeter(&warm);
         assert_eq!(warm.cache_status(&skill), CacheStatus::Deferred);
-        let session = Arc::new(Session::new(
-            Roots::open(tmp.path(), &[], &[]).unwrap(),
-            Policy::default(),
-            log::Sink::new(false),
-        ));
+        let session = session(tmp.path());
         let ctx = super::super::Ctx { runtime: &rt, session: &session, limits: &Limits::default() };
         let said = warm.instructions(ctx, &skill).await.result.unwrap();
         assert!(said.contains("Say hello."), "{said}");
         assert_ne!(warm.cache_status(&skill), CacheStatus::Deferred);
+    }
+
+    /// The shipped skills as a start finds them, with `rt`'s cache and `unpack` for folders.
+    async fn load_shipped(rt: &Runtime, tmp: &std::path::Path, unpack: &std::path::Path) -> SkillSet {
+        let session = session(tmp);
+        let found = super::super::discover(None, None, unpack, &mut Vec::new());
+        let found = found.into_iter().filter(|c| c.source == Source::Shipped).collect();
+        SkillSet::load(rt, &session, found, &Limits::default()).await
+    }
+
+    /// With an empty cache a start lists the shipped skills from their answers built in: none
+    /// of their code is loaded and nothing is kept in the cache. Each built-in answer is the
+    /// one the skill gives when asked (here, with the build's answer taken away).
+    #[tokio::test]
+    async fn shipped_skills_are_listed_from_the_build_without_running_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = tmp.path().join("cache");
+        let rt = Runtime::with_key_dir(Some(cache.clone()), Some(&tmp.path().join("key"))).unwrap();
+        let unpack = tmp.path().join("unpack");
+        let set = load_shipped(&rt, tmp.path(), &unpack).await;
+        let names: Vec<&str> = set.all().iter().map(|k| k.name.as_str()).collect();
+        let shipped = crate::builtins::SHIPPED_SKILLS.len() + crate::builtins::SHIPPED_FOLDERS.len();
+        assert_eq!(names.len(), shipped, "{names:?} {:?}", set.warnings);
+        assert!(names.contains(&"markdown-docs") && names.contains(&"code-review"), "{names:?}");
+        for skill in set.all() {
+            assert_eq!(
+                set.cache_status(skill),
+                CacheStatus::Deferred,
+                "{} was loaded to list it",
+                skill.name
+            );
+        }
+        let kept: Vec<_> =
+            std::fs::read_dir(cache.join("components")).into_iter().flatten().flatten().collect();
+        assert!(kept.is_empty(), "written to the cache: {kept:?}");
+
+        // Asked for real, each answers what the build recorded.
+        let session = session(tmp.path());
+        let mut found = super::super::discover(None, None, &unpack, &mut Vec::new());
+        found.retain(|c| c.source == Source::Shipped);
+        for c in &mut found {
+            assert!(c.built.take().is_some(), "{} has no answer built in", c.location);
+        }
+        let asked = SkillSet::load(&rt, &session, found, &Limits::default()).await;
+        let answers = |set: &SkillSet| -> Vec<(String, String)> {
+            set.all().iter().map(|k| (k.name.clone(), k.description.clone())).collect()
+        };
+        assert_eq!(answers(&asked), answers(&set));
+        assert!(asked.all().iter().all(|k| asked.cache_status(k) != CacheStatus::Deferred));
+    }
+
+    /// An unpacked shipped folder whose `SKILL.md` was changed is asked, not listed from the
+    /// build's answer.
+    #[tokio::test]
+    async fn a_changed_shipped_folder_is_asked_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let rt =
+            Runtime::with_key_dir(Some(tmp.path().join("cache")), Some(&tmp.path().join("key"))).unwrap();
+        let unpack = tmp.path().join("unpack");
+        load_shipped(&rt, tmp.path(), &unpack).await;
+        let folder = &crate::builtins::SHIPPED_FOLDERS[0];
+        let doc = super::super::discover::unpack(&unpack, folder).unwrap().join("SKILL.md");
+        let changed =
+            format!("---\nname: {}\ndescription: Changed in the cache.\n---\nReview.\n", folder.name);
+        std::fs::write(&doc, changed).unwrap();
+        let set = load_shipped(&rt, tmp.path(), &unpack).await;
+        let skill = set.all().iter().find(|k| k.name == folder.name).unwrap();
+        assert_eq!(skill.description, "Changed in the cache.");
     }
 
     fn skill(name: &str, source: Source, location: &str) -> Skill {

@@ -1,8 +1,10 @@
 //! Reading `SKILL.md`: the front matter between two `---` lines (`name` and `description`
-//! required, other keys ignored) and the instructions after it, with the naming rules.
+//! required, other keys ignored) and the instructions after it, with the naming rules. The
+//! folder server (`plugins/skill-folder`) reads every folder skill with it, and corral's
+//! build reads the folders it ships with it, so their answers are known before a start.
 
 /// The skill-name rule and the description cap, the ones the host checks too.
-pub use corral_plugin_sdk::contract::skill::{DESCRIPTION_MAX, NAME_MAX, check_name};
+pub use crate::skill::{DESCRIPTION_MAX, NAME_MAX, check_name};
 
 /// A parsed `SKILL.md`.
 #[derive(Debug, Clone, PartialEq, Eq)]
