@@ -82,6 +82,7 @@ macro_rules! contract {
 const CONTRACT: &[(&str, &str)] = contract![
     "Cargo.toml",
     "src/lib.rs",
+    "src/frontmatter.rs",
     "src/capability.rs",
     "src/error.rs",
     "src/paths.rs",
