@@ -180,16 +180,17 @@ fn answer_key(component_sha256: &str, c: &Candidate) -> Option<String> {
 /// passes.
 fn kept(rt: &Runtime, key: &str) -> Option<(String, String)> {
     let k: Kept = serde_json::from_slice(&rt.cache().read_tagged(DOMAIN, key, EXT)?).ok()?;
-    rules::check_name(&k.name).ok()?;
-    rules::check_description(&k.description).ok()?;
-    Some((k.name, k.description))
+    passes(&k.name, &k.description).then_some((k.name, k.description))
+}
+
+/// Whether a name and description not asked for now (kept, or built in) pass the rules.
+fn passes(name: &str, description: &str) -> bool {
+    rules::check_name(name).is_ok() && rules::check_description(description).is_ok()
 }
 
 /// A shipped skill's answer from the build, checked by the same rules as any other.
 fn built(b: &BuiltSkill) -> Option<(String, String)> {
-    rules::check_name(b.name).ok()?;
-    rules::check_description(b.description).ok()?;
-    Some((b.name.to_string(), b.description.to_string()))
+    passes(b.name, b.description).then(|| (b.name.to_string(), b.description.to_string()))
 }
 
 /// Keeps a skill's answer, so the next start need not run the skill to ask again.
