@@ -799,6 +799,50 @@ fn a_planted_cache_entry_is_not_run() {
     assert_eq!(run_cached(&sb, &cache, &["tool", "ok", "{}"]).ok().stdout, "fine\n");
 }
 
+/// How many functions the pack kept for the component with SHA-256 `sha` holds in `cache`
+/// (None: no pack). The count follows the pack's magic line and its `tag HEX` line.
+fn pack_rows(cache: &std::path::Path, sha: &str) -> Option<u32> {
+    let dir = std::fs::read_dir(cache.join("components"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("functions-"))?;
+    let bytes = std::fs::read(dir.join(format!("{sha}.pack"))).ok()?;
+    let head = b"corral functions v1\n".len() + "tag \n".len() + 64;
+    assert!(bytes.starts_with(b"corral functions v1\ntag "), "not a pack");
+    Some(u32::from_le_bytes(bytes[head..head + 4].try_into().unwrap()))
+}
+
+/// Compiling a component keeps the functions Cranelift compiled, tagged under the user's key:
+/// a second component that shares code with it (here the same toolchain's standard library
+/// and SDK) compiles only the functions it does not share, and runs; functions kept under
+/// another key are not used.
+#[test]
+fn a_component_compiles_only_the_functions_it_does_not_share_with_one_compiled_before() {
+    let sb = Sandbox::new();
+    let (first, second) = (support::test_plugin("bulky"), support::test_plugin("faulty"));
+    let (first, second) = (first.to_str().unwrap(), second.to_str().unwrap());
+    let sha: String =
+        Sha256::digest(std::fs::read(second).unwrap()).iter().map(|b| format!("{b:02x}")).collect();
+    let alone = sb.tmp.path().join("alone");
+    run_cached(&sb, &alone, &["--plugin", second, "plugins"]).ok();
+    let all = pack_rows(&alone, &sha).expect("the compile kept its functions");
+    let shared = sb.tmp.path().join("shared");
+    run_cached(&sb, &shared, &["--plugin", first, "plugins"]).ok();
+    run_cached(&sb, &shared, &["--plugin", second, "plugins"]).ok();
+    // Parallel compilation makes the counts vary by a function or two.
+    let new = pack_rows(&shared, &sha).unwrap_or(0);
+    assert!(new * 4 < all * 3, "{new} functions compiled again of {all}: little or nothing was reused");
+    // The code assembled from kept functions runs as the plugin's own.
+    assert_eq!(run_cached(&sb, &shared, &["--plugin", second, "tool", "ok", "{}"]).ok().stdout, "fine\n");
+    // Under another key the kept functions (and the entry) are not used: all compiled again.
+    std::fs::write(sb.state_dir().join("cache.key"), [9u8; 32]).unwrap();
+    run_cached(&sb, &shared, &["--plugin", second, "plugins"]).ok();
+    let again = pack_rows(&shared, &sha).unwrap_or(0);
+    assert!(again * 10 >= all * 9, "{again} functions compiled of {all}: another key's were used");
+    assert_eq!(run_cached(&sb, &shared, &["--plugin", second, "tool", "ok", "{}"]).ok().stdout, "fine\n");
+}
+
 #[test]
 fn a_model_server_that_is_not_running_is_named_at_once_with_where_its_address_came_from() {
     let sb = Sandbox::new();

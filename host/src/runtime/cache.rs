@@ -10,15 +10,21 @@
 //! The built-ins come precompiled inside the binary (see `build.rs`): they are loaded from
 //! there and never touch the disk cache, unless this machine cannot run that code.
 //!
+//! Compiling a component keeps the functions Cranelift compiled (see [`super::functions`]) in
+//! `functions-<engine key>/` beside the entries, so the next component that shares them
+//! (another Python plugin, a rebuilt one) compiles only what is new.
+//!
 //! Beside each entry the registry keeps the component's description (see
-//! `registry::manifest`), written with [`write_atomic`] under [`Cache::sidecar_path`].
+//! `registry::manifest`), written atomically under [`Cache::sidecar_path`].
 
+use super::atomic::write_atomic;
+use super::functions::Functions;
 use super::secret::Secret;
 use std::borrow::Cow;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use wasmtime::component::Component;
 use wasmtime::{Engine, Precompiled};
 
@@ -55,6 +61,8 @@ pub struct Cache {
     secret: Option<Secret>,
     /// Why the disk cache is off, when it is.
     off: Option<String>,
+    /// The compiled functions the engine's compiler keeps and reuses.
+    functions: Option<Arc<Functions>>,
 }
 
 /// The default cache directory: `$CORRAL_CACHE_DIR`, else the user's cache dir + `corral`.
@@ -89,7 +97,26 @@ impl Cache {
         engine.precompile_compatibility_hash().hash(&mut h);
         env!("CARGO_PKG_VERSION").hash(&mut h);
         let dir = dir.map(|d| d.join("components"));
-        Cache { dir, engine_key: format!("{:016x}", h.finish()), secret, off }
+        Cache { dir, engine_key: format!("{:016x}", h.finish()), secret, off, functions: None }
+    }
+
+    /// This cache with the store `engine`'s compiler keeps its functions in: the functions
+    /// are kept beside the entries (when there is a disk cache) after each compile.
+    pub(crate) fn with_functions(mut self, functions: Arc<Functions>) -> Cache {
+        if let (Some(dir), Some(secret)) = (&self.dir, &self.secret) {
+            functions.open(dir.join(format!("functions-{}", self.engine_key)), secret.clone());
+        }
+        self.functions = Some(functions);
+        self
+    }
+
+    /// Compiles `bytes`; the functions compiled for it are then kept (under its SHA-256).
+    fn compile(&self, engine: &Engine, sha256: &str, bytes: &[u8]) -> wasmtime::Result<Component> {
+        let component = Component::from_binary(engine, bytes);
+        if let Some(functions) = &self.functions {
+            functions.keep(sha256);
+        }
+        component
     }
 
     /// Why the disk cache is not used, if it is not.
@@ -168,7 +195,7 @@ impl Cache {
             }
         }
         let (Some(path), Some(secret)) = (self.entry_path(sha256), &self.secret) else {
-            return Ok((Component::from_binary(engine, &bytes()?)?, CacheStatus::Disabled));
+            return Ok((self.compile(engine, sha256, &bytes()?)?, CacheStatus::Disabled));
         };
         let status = match verify(&path, secret) {
             Ok(true) => {
@@ -190,7 +217,7 @@ impl Cache {
                 None => CacheStatus::Compiled,
             },
         };
-        let component = Component::from_binary(engine, &bytes()?)?;
+        let component = self.compile(engine, sha256, &bytes()?)?;
         let stored = component.serialize().ok().map(|cwasm| store(&path, &cwasm, secret));
         let status = match stored {
             Some(Ok(())) => status,
@@ -322,20 +349,6 @@ fn verify(path: &Path, secret: &Secret) -> std::io::Result<bool> {
         let _ = seal.write(path);
     }
     Ok(true)
-}
-
-/// Writes `bytes` to `path` through a temporary file and a rename, so that a reader sees the
-/// old file or the whole new one.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    // Unique per process and call: two threads may store the same entry at once.
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let mut name = path.as_os_str().to_os_string();
-    name.push(format!(".tmp{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
-    let tmp = PathBuf::from(name);
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
 }
 
 /// Writes the entry and its seal. The seal (tag only) goes first, so a reader that sees

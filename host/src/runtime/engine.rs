@@ -3,6 +3,7 @@
 //! interrupt a call stuck in a system call).
 
 use super::engine_config::config;
+use super::functions::Functions;
 use super::in_place::InPlace;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,14 +19,16 @@ pub const TICK: Duration = Duration::from_millis(10);
 /// about 55 to about 31 µs, see BENCHMARKS.md), or, where the address space for the pool
 /// cannot be reserved, with on-demand allocation.
 /// Where the build placed the built-ins' code among the binary's own, the engine runs it
-/// there (see [`super::in_place`]).
-pub fn new_engine() -> wasmtime::Result<Engine> {
+/// there (see [`super::in_place`]). Cranelift keeps the functions it compiles in `functions`
+/// and looks for each there before compiling it (see [`super::functions`]).
+pub fn new_engine(functions: Arc<Functions>) -> wasmtime::Result<Engine> {
     let in_place = InPlace::for_this_binary().map(Arc::new);
     let engine = |pooling| -> wasmtime::Result<Engine> {
         let mut cfg = config(pooling, None)?;
         if let Some(code) = &in_place {
             cfg.with_custom_code_memory(Some(code.clone()));
         }
+        cfg.enable_incremental_compilation(functions.clone())?;
         Engine::new(&cfg)
     };
     engine(true).or_else(|_| engine(false))

@@ -48,13 +48,13 @@ fn a_built_in_is_loaded_in_place_once_per_process() {
     }
     let builtin = crate::builtins::BUILTINS.iter().find(|b| b.name == "read_file").unwrap();
     let (code, embedded) = (builtin.precompiled, builtin.precompiled.as_ptr_range());
-    let engine = new_engine().unwrap();
+    let engine = new_engine(Default::default()).unwrap();
     match load(&engine, code) {
         Some(component) => {
             let image = component.image_range();
             assert!(embedded.start <= image.start && image.end <= embedded.end, "{image:?} {embedded:?}");
             assert_eq!(load(&engine, code).unwrap().image_range(), image);
-            assert!(load(&new_engine().unwrap(), code).is_none());
+            assert!(load(&new_engine(Default::default()).unwrap(), code).is_none());
         }
         // Another test's engine loaded it first: it is held for that engine.
         None => {

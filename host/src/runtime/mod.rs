@@ -1,9 +1,11 @@
 //! Running plugins (tools and skills): one engine, compiled components cached on disk, one
 //! `InstancePre` per component, and a fresh, limited store for every call.
 
+mod atomic;
 mod cache;
 mod engine;
 mod engine_config;
+mod functions;
 mod in_place;
 mod invoke;
 mod limits;
@@ -91,7 +93,9 @@ impl Runtime {
     /// Like [`Runtime::new`], with the cache key kept in `key_dir` (made there on first use;
     /// None: the disk cache is not used).
     pub fn with_key_dir(cache_dir: Option<PathBuf>, key_dir: Option<&Path>) -> Result<Runtime, RuntimeError> {
-        let engine = engine::new_engine().map_err(|e| RuntimeError::Engine(e.to_string()))?;
+        let functions = Arc::new(functions::Functions::default());
+        let engine =
+            engine::new_engine(functions.clone()).map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let mut linker: Linker<CallState> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
@@ -102,7 +106,7 @@ impl Runtime {
             &mut s.host
         })
         .map_err(|e| RuntimeError::Engine(e.to_string()))?;
-        let cache = Cache::new(&engine, cache_dir, key_dir);
+        let cache = Cache::new(&engine, cache_dir, key_dir).with_functions(functions);
         let ticker = engine::Ticker::start(&engine).map_err(RuntimeError::Ticker)?;
         let slots = Arc::new(tokio::sync::Semaphore::new(engine_config::CALL_SLOTS as usize));
         Ok(Runtime { caller: Caller { engine, slots }, linker: Arc::new(linker), cache, _ticker: ticker })
