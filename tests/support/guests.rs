@@ -12,8 +12,9 @@ pub fn examples_dir() -> PathBuf {
     super::target_dir().join("examples")
 }
 
-/// Builds the example for `lang` (rust, python, js or c) once per test process; returns the
-/// component's path. Builds run one at a time: they share two cores with the tests.
+/// Builds the example for `lang` (rust, python, js or c) once per test process and compiles it
+/// into the shared cache; returns the component's path. Builds run one at a time: they share
+/// two cores with the tests.
 pub fn example(lang: &str) -> PathBuf {
     static BUILT: Mutex<BTreeMap<String, PathBuf>> = Mutex::new(BTreeMap::new());
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
@@ -43,6 +44,9 @@ pub fn example(lang: &str) -> PathBuf {
     );
     let path = examples_dir().join(file);
     assert!(path.is_file(), "{} was not built", path.display());
+    // Compiled into the tests' shared cache here, under the lock: tests that load it side by
+    // side would otherwise each compile it (the Python and JS ones take 17-20 s of CPU).
+    super::Sandbox::new().run(&["--plugin", path.to_str().expect("a UTF-8 path"), "plugins"]).ok();
     built.insert(lang.to_string(), path.clone());
     path
 }

@@ -290,8 +290,8 @@ mod tests {
         f.keep("c");
         let path = dir.path().join("c.pack");
         let mut bytes = std::fs::read(&path).unwrap();
-        let at = bytes.len() - b"second".len();
-        bytes[at..].copy_from_slice(b"SECOND");
+        let at = bytes.windows(6).position(|w| w == b"second").unwrap();
+        bytes[at..at + 6].copy_from_slice(b"SECOND");
         std::fs::write(&path, &bytes).unwrap();
         let g = store(dir.path(), 1);
         assert_eq!(g.get(&[1; 32]).as_deref(), Some(&b"first"[..]));
