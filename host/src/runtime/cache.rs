@@ -100,8 +100,8 @@ impl Cache {
         Cache { dir, engine_key: format!("{:016x}", h.finish()), secret, off, functions: None }
     }
 
-    /// This cache with the store `engine`'s compiler keeps its functions in: the functions
-    /// are kept beside the entries (when there is a disk cache) after each compile.
+    /// This cache, with `functions` (the store the engine's compiler was given) written
+    /// beside the entries after each compile, when there is a disk cache.
     pub(crate) fn with_functions(mut self, functions: Arc<Functions>) -> Cache {
         if let (Some(dir), Some(secret)) = (&self.dir, &self.secret) {
             functions.open(dir.join(format!("functions-{}", self.engine_key)), secret.clone());

@@ -152,19 +152,19 @@ fn index(dir: &Path, secret: &Secret, state: &mut State) {
     for path in entries.flatten().map(|e| e.path()) {
         if path.extension().is_some_and(|e| e == "pack")
             && let Ok(file) = File::open(&path)
-            && let Some(rows) = table(&file, secret)
+            && let Some(rows) = table(&file, secret, state.packs.len())
         {
-            let pack = state.packs.len();
             for (key, entry) in rows {
-                state.known.entry(key).or_insert(Entry { pack, ..entry });
+                state.known.entry(key).or_insert(entry);
             }
             state.packs.push(file);
         }
     }
 }
 
-/// The rows of a pack whose table carries a valid tag, each with where its code starts.
-fn table(mut file: &File, secret: &Secret) -> Option<Vec<([u8; KEY], Entry)>> {
+/// The rows of a pack whose table carries a valid tag, each with where its code starts in
+/// the file, which is `state.packs[pack]` once indexed.
+fn table(mut file: &File, secret: &Secret, pack: usize) -> Option<Vec<([u8; KEY], Entry)>> {
     let len = file.metadata().ok()?.len();
     let mut head = vec![0u8; MAGIC.len() + "tag \n".len() + 64 + 4];
     file.read_exact(&mut head).ok()?;
@@ -173,17 +173,18 @@ fn table(mut file: &File, secret: &Secret) -> Option<Vec<([u8; KEY], Entry)>> {
     if line.get(64) != Some(&b'\n') {
         return None;
     }
-    let tag = std::str::from_utf8(&line[..64]).ok()?.to_string();
-    let count = u32::from_le_bytes(rest.get(rest.len() - 4..)?.try_into().ok()?) as u64;
+    let tag = std::str::from_utf8(&line[..64]).ok()?;
+    let count_bytes = &rest[rest.len() - 4..];
+    let count = u32::from_le_bytes(count_bytes.try_into().ok()?) as u64;
     let table_len = 4 + count.checked_mul(ROW as u64)?;
     let start = (head.len() - 4) as u64;
     if start + table_len > len {
         return None;
     }
     let mut table = vec![0u8; table_len as usize];
-    table[..4].copy_from_slice(&(count as u32).to_le_bytes());
+    table[..4].copy_from_slice(count_bytes);
     file.read_exact(&mut table[4..]).ok()?;
-    if !secret.check(DOMAIN, &table, &tag) {
+    if !secret.check(DOMAIN, &table, tag) {
         return None;
     }
     let mut offset = start + table_len;
@@ -192,7 +193,7 @@ fn table(mut file: &File, secret: &Secret) -> Option<Vec<([u8; KEY], Entry)>> {
         let key: [u8; KEY] = row[..KEY].try_into().ok()?;
         let hash: [u8; 32] = row[KEY..KEY + 32].try_into().ok()?;
         let code_len = u32::from_le_bytes(row[KEY + 32..].try_into().ok()?);
-        rows.push((key, Entry { pack: 0, offset, len: code_len, hash }));
+        rows.push((key, Entry { pack, offset, len: code_len, hash }));
         offset += code_len as u64;
     }
     (offset <= len).then_some(rows)
