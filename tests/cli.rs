@@ -843,6 +843,78 @@ fn a_component_compiles_only_the_functions_it_does_not_share_with_one_compiled_b
     assert_eq!(run_cached(&sb, &shared, &["--plugin", second, "tool", "ok", "{}"]).ok().stdout, "fine\n");
 }
 
+/// A cache file of `len` bytes (sparse: it takes no disk) last modified `age` ago.
+fn planted(path: &std::path::Path, len: u64, age: std::time::Duration) {
+    let f = std::fs::File::create(path).unwrap();
+    f.set_len(len).unwrap();
+    f.set_modified(std::time::SystemTime::now() - age).unwrap();
+}
+
+/// The compile cache stays within its size (1 GiB): after a compile, entries of other corral
+/// builds (and their compiled functions) go first, then this build's least recently used, each
+/// whole; entries used in the last minutes stay, as do files that are not entries. A load
+/// refreshes its entry's time of last use.
+#[test]
+fn the_compile_cache_keeps_within_its_size_dropping_other_builds_and_the_least_recently_used() {
+    use std::time::Duration;
+    let sb = Sandbox::new();
+    let cache = sb.tmp.path().join("own-cache");
+    let dir = cache.join("components");
+    std::fs::create_dir_all(&dir).unwrap();
+    let day = Duration::from_secs(24 * 3600);
+    let (gib, theirs) = (1u64 << 30, format!("{}-00000000000000bb-v3", "a".repeat(64)));
+    for ext in ["cwasm", "seal", "describe.json"] {
+        planted(&dir.join(format!("{theirs}.{ext}")), if ext == "cwasm" { 2 * gib } else { 90 }, 3 * day);
+    }
+    std::fs::create_dir(dir.join("functions-00000000000000bb")).unwrap();
+    planted(&dir.join("functions-00000000000000bb/x.pack"), 200 << 20, 4 * day);
+    std::fs::write(dir.join("notes.txt"), "not an entry").unwrap();
+    let (faulty, bulky) = (support::test_plugin("faulty"), support::test_plugin("bulky"));
+    run_cached(&sb, &cache, &["--plugin", faulty.to_str().unwrap(), "plugins"]).ok();
+    let names = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into())
+            .collect();
+        v.sort();
+        v
+    };
+    assert!(!names().iter().any(|n| n.starts_with(&theirs)), "another build's entry stays: {:?}", names());
+    assert!(!dir.join("functions-00000000000000bb").exists(), "{:?}", names());
+    assert!(dir.join("notes.txt").exists(), "{:?}", names());
+    let ours = cache_files(&cache, "cwasm");
+    assert_eq!(ours.len(), 1, "{:?}", names());
+    // This build's ending, from the entry just made: `-<engine key>-<layout>`.
+    let name = ours[0].file_stem().unwrap().to_string_lossy().into_owned();
+    let build = &name[64..];
+    // A load refreshes a stale time of last use (on the seal, which no check covers).
+    let seal = ours[0].with_extension("seal");
+    std::fs::File::options()
+        .write(true)
+        .open(&seal)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - 3 * day)
+        .unwrap();
+    assert_eq!(
+        run_cached(&sb, &cache, &["--plugin", faulty.to_str().unwrap(), "tool", "ok", "{}"]).ok().stdout,
+        "fine\n"
+    );
+    let used = std::fs::metadata(&seal).unwrap().modified().unwrap();
+    assert!(used.elapsed().unwrap_or_default() < day, "the seal's time was not refreshed");
+    // Over the size with this build's entries: the least recently used goes, one used a
+    // minute ago stays, and so does the faulty plugin's (just used).
+    let (old, recent) = (format!("{}{build}", "b".repeat(64)), format!("{}{build}", "c".repeat(64)));
+    for ext in ["cwasm", "seal"] {
+        planted(&dir.join(format!("{old}.{ext}")), gib, 5 * day);
+        planted(&dir.join(format!("{recent}.{ext}")), gib, Duration::from_secs(60));
+    }
+    run_cached(&sb, &cache, &["--plugin", bulky.to_str().unwrap(), "plugins"]).ok();
+    assert!(!names().iter().any(|n| n.starts_with(&old)), "{:?}", names());
+    assert!(dir.join(format!("{recent}.cwasm")).exists(), "{:?}", names());
+    assert!(ours[0].exists() && cache_files(&cache, "cwasm").len() == 3, "{:?}", names());
+}
+
 #[test]
 fn a_model_server_that_is_not_running_is_named_at_once_with_where_its_address_came_from() {
     let sb = Sandbox::new();

@@ -205,7 +205,10 @@ impl Cache {
                 // that identity tagged too); the engine key in its name matches this engine.
                 // wasmtime re-checks the header and compatibility.
                 match unsafe { Component::deserialize_file(engine, &path) } {
-                    Ok(c) => return Ok((c, CacheStatus::Hit)),
+                    Ok(c) => {
+                        super::evict::mark_used(&seal_path(&path), std::time::SystemTime::now());
+                        return Ok((c, CacheStatus::Hit));
+                    }
                     Err(e) => CacheStatus::Rebuilt(format!("cache entry rejected by wasmtime: {e}")),
                 }
             }
@@ -220,10 +223,23 @@ impl Cache {
         let component = self.compile(engine, sha256, &bytes()?)?;
         let stored = component.serialize().ok().map(|cwasm| store(&path, &cwasm, secret));
         let status = match stored {
-            Some(Ok(())) => status,
+            Some(Ok(())) => {
+                self.evict(sha256);
+                status
+            }
             _ => CacheStatus::Disabled,
         };
         Ok((component, status))
+    }
+
+    /// Keeps the cache within its size once an entry for `sha256` was stored (see
+    /// [`super::evict`]).
+    fn evict(&self, sha256: &str) {
+        if let Some(dir) = &self.dir {
+            let build = format!("-{}-{LAYOUT}", self.engine_key);
+            let current = format!("{sha256}{build}");
+            super::evict::prune(dir, &build, &current, super::evict::KEEP, std::time::SystemTime::now());
+        }
     }
 }
 

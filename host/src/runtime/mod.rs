@@ -5,6 +5,7 @@ mod atomic;
 mod cache;
 mod engine;
 mod engine_config;
+mod evict;
 mod functions;
 mod in_place;
 mod invoke;
