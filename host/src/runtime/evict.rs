@@ -75,7 +75,7 @@ fn scan(dir: &Path, this_build: &str, current: &str) -> (Vec<Group>, u64) {
         let path = e.path();
         let stem = if meta.is_dir() {
             match name.strip_prefix("functions-") {
-                Some(key) if !this_build.starts_with(&format!("-{key}-")) => name,
+                Some(key) if is_hex(key) && !this_build.starts_with(&format!("-{key}-")) => name,
                 _ => continue,
             }
         } else {
@@ -112,8 +112,11 @@ fn is_entry_stem(stem: &str) -> bool {
     let (Some(sha), Some(key), Some(layout)) = (parts.next(), parts.next(), parts.next()) else {
         return false;
     };
-    let hex = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
-    sha.len() == 64 && hex(sha) && hex(key) && !layout.is_empty()
+    sha.len() == 64 && is_hex(sha) && is_hex(key) && !layout.is_empty()
+}
+
+fn is_hex(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// A file's length, or a folder's files' lengths summed.
@@ -240,9 +243,15 @@ mod tests {
         let tmp = d.join(format!("{}.cwasm.tmp123-0", stem(2, BUILD)));
         std::fs::File::create(&tmp).unwrap().set_len(4000).unwrap();
         std::fs::write(d.join("notes.txt"), "mine").unwrap();
+        let folder = d.join("functions-backup");
+        std::fs::create_dir(&folder).unwrap();
+        let kept = std::fs::File::create(folder.join("x.pack")).unwrap();
+        kept.set_len(4000).unwrap();
+        kept.set_modified(SystemTime::now() - 9 * DAY).unwrap();
         assert_eq!(prune(d, BUILD, &stem(9, BUILD), 10, SystemTime::now()), 0);
         assert!(has(d, &fresh), "another corral may be using it");
         assert!(tmp.exists() && d.join("notes.txt").exists(), "{:?}", names(d));
+        assert!(folder.join("x.pack").exists(), "not a compiled-functions folder of corral's");
     }
 
     #[test]
