@@ -24,7 +24,9 @@ const REFRESH: Duration = Duration::from_secs(24 * 3600);
 /// One entry (or another build's compiled-functions folder), removed whole.
 #[derive(Debug)]
 struct Group {
-    paths: Vec<PathBuf>,
+    /// Each file or folder with its bytes (a folder's files summed) and whether it is a
+    /// folder, as the scan found them.
+    parts: Vec<(PathBuf, u64, bool)>,
     bytes: u64,
     used: SystemTime,
     /// Of another build: this corral never loads it.
@@ -48,9 +50,8 @@ pub fn prune(dir: &Path, this_build: &str, current: &str, keep: u64, now: System
         }
         // A group counts as gone only once all of it is: a file left keeps its bytes.
         let mut freed = 0;
-        for p in &g.paths {
-            let len = std::fs::symlink_metadata(p).map(|m| size(p, &m)).unwrap_or(0);
-            let gone = if p.is_dir() { std::fs::remove_dir_all(p) } else { std::fs::remove_file(p) };
+        for (p, len, folder) in &g.parts {
+            let gone = if *folder { std::fs::remove_dir_all(p) } else { std::fs::remove_file(p) };
             if gone.is_ok() {
                 freed += len;
             }
@@ -92,16 +93,16 @@ fn scan(dir: &Path, this_build: &str, current: &str) -> (Vec<Group>, u64) {
             kept += meta.len();
             continue;
         }
-        let used = if meta.is_dir() { newest(&path) } else { meta.modified().ok() };
+        let (bytes, used) = if meta.is_dir() { folder(&path) } else { (meta.len(), meta.modified().ok()) };
         let g = groups.entry(stem.to_string()).or_insert_with(|| Group {
-            paths: Vec::new(),
+            parts: Vec::new(),
             bytes: 0,
             used: SystemTime::UNIX_EPOCH,
             foreign: meta.is_dir() || !stem.ends_with(this_build),
         });
-        g.bytes += size(&path, &meta);
-        g.used = g.used.max(used.unwrap_or(SystemTime::UNIX_EPOCH));
-        g.paths.push(path);
+        g.bytes += bytes;
+        g.used = g.used.max(used.or_else(|| meta.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH));
+        g.parts.push((path, bytes, meta.is_dir()));
     }
     (groups.into_values().collect(), kept)
 }
@@ -119,20 +120,13 @@ fn is_hex(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
-/// A file's length, or a folder's files' lengths summed.
-fn size(path: &Path, meta: &std::fs::Metadata) -> u64 {
-    if !meta.is_dir() {
-        return meta.len();
-    }
-    let Ok(read) = std::fs::read_dir(path) else { return 0 };
-    read.flatten().filter_map(|e| e.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum()
-}
-
-/// The newest modification time among a folder's files (the folder's own when it has none).
-fn newest(dir: &Path) -> Option<SystemTime> {
-    let files = std::fs::read_dir(dir).into_iter().flatten().flatten();
-    let newest = files.filter_map(|e| e.metadata().ok()?.modified().ok()).max();
-    newest.or_else(|| std::fs::metadata(dir).and_then(|m| m.modified()).ok())
+/// A folder's files' lengths summed and the newest of their modification times (None when it
+/// has none: the caller takes the folder's own), from one listing.
+fn folder(dir: &Path) -> (u64, Option<SystemTime>) {
+    let files = std::fs::read_dir(dir).into_iter().flatten().flatten().filter_map(|e| e.metadata().ok());
+    files
+        .filter(|m| m.is_file())
+        .fold((0, None), |(bytes, newest), m| (bytes + m.len(), newest.max(m.modified().ok())))
 }
 
 /// Records that the entry whose seal is `seal` was just used, by setting the seal's
