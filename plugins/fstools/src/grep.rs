@@ -171,8 +171,12 @@ fn scan(re: &Regex, files: &[PathBuf]) -> Scanned {
 /// them; a part the host did not run (or whose answer cannot be read) is read here. The
 /// result does not depend on the split: the matches are ordered afterwards.
 fn scan_all(re: &Regex, args: (&str, bool), files: Vec<PathBuf>, par: &dyn Parallel) -> Scanned {
+    // Small searches do not ask the host how wide they may go (its answer costs a host call).
+    if files.len() < PARALLEL_MIN_FILES || files.iter().any(|f| f.to_str().is_none()) {
+        return scan(re, &files);
+    }
     let width = par.width();
-    if width < 2 || files.len() < PARALLEL_MIN_FILES || files.iter().any(|f| f.to_str().is_none()) {
+    if width < 2 {
         return scan(re, &files);
     }
     // Dealt out in turn, so each part gets a share of every directory (large files cluster).
@@ -1033,10 +1037,13 @@ mod tests {
         width: usize,
         fail: Vec<usize>,
         calls: std::cell::RefCell<Vec<Value>>,
+        /// How many times the search asked for the width.
+        asked: std::cell::Cell<usize>,
     }
 
     impl Parallel for Parts {
         fn width(&self) -> usize {
+            self.asked.set(self.asked.get() + 1);
             self.width
         }
         fn run(&self, calls: &[(String, String)]) -> Vec<Result<String, String>> {
@@ -1067,14 +1074,15 @@ mod tests {
             &ws,
             &args,
             MAX_WALK_ENTRIES,
-            &Parts { width: 1, fail: vec![], calls: Default::default() },
+            &Parts { width: 1, fail: vec![], calls: Default::default(), asked: Default::default() },
         )
         .unwrap();
         assert!(alone.text.starts_with("Found 13 matches\n"), "{}", alone.text);
         let note = format!("[1 file(s) over {} MB were not searched]", MAX_FILE_BYTES >> 20);
         assert!(alone.text.contains(&note), "{}", alone.text);
         for fail in [vec![], vec![0], vec![1, 2], vec![0, 1, 2]] {
-            let par = Parts { width: 3, fail: fail.clone(), calls: Default::default() };
+            let par =
+                Parts { width: 3, fail: fail.clone(), calls: Default::default(), asked: Default::default() };
             let split = run_with(&ws, &args, MAX_WALK_ENTRIES, &par).unwrap();
             assert_eq!(split, alone, "parts {fail:?} not run");
             let calls = par.calls.borrow();
@@ -1085,9 +1093,10 @@ mod tests {
             assert_eq!(calls[0]["pattern"], "needle \\d+");
         }
         // A small search runs in the call itself.
-        let small = Parts { width: 3, fail: vec![], calls: Default::default() };
+        let small = Parts { width: 3, fail: vec![], calls: Default::default(), asked: Default::default() };
         run_with(&ws, &json!({"pattern": "needle", "path": "d0"}), MAX_WALK_ENTRIES, &small).unwrap();
         assert!(small.calls.borrow().is_empty());
+        assert_eq!(small.asked.get(), 0, "a small search does not ask the host how wide it may go");
     }
 
     #[test]

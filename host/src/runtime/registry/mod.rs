@@ -363,6 +363,9 @@ impl Registry {
             // first call (and before this thread lowers its priority, which it would inherit).
             crate::runtime::reaper::reaper();
             lower_priority();
+            // The cores, which a call asking how wide it may search would otherwise count on
+            // the session's thread (std reads the cgroup's files: ~0.1 ms).
+            crate::runtime::cores();
             for code in pending {
                 // With the code, the memory images its first instantiation would make (a
                 // memfd per memory, filled with its initial data): off the first call's path.
