@@ -167,6 +167,11 @@ impl Agent<'_> {
                 for call in group {
                     obs.tool_start(call);
                 }
+                if let [call] = group
+                    && kind == Kind::Alone
+                {
+                    self.tools.session.journal().calling(&call.name);
+                }
                 let results = if kind == Kind::Branch {
                     self.run_branches(group, stats, obs).await
                 } else {

@@ -82,6 +82,8 @@ fn replace(
     mode: Option<u32>,
     durability: Durability,
 ) -> io::Result<()> {
+    #[cfg(test)]
+    tests::REPLACES.with(|n| n.set(n.get() + 1));
     let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
     let tmp = format!("{TMP_PREFIX}{}-{n}", std::process::id());
     let result = match unnamed::write(dir, &tmp, contents, mode, durability) {
@@ -219,6 +221,12 @@ pub(crate) fn syncs_on_this_thread() -> usize {
     tests::SYNCS.with(|n| n.get())
 }
 
+/// How many files this thread has written whole (each a new file renamed over the name).
+#[cfg(test)]
+pub(crate) fn replaces_on_this_thread() -> usize {
+    tests::REPLACES.with(|n| n.get())
+}
+
 #[cfg(test)]
 #[allow(clippy::disallowed_methods)] // test fixtures are made with std::fs
 mod tests {
@@ -227,6 +235,8 @@ mod tests {
     thread_local! {
         /// The files this thread flushed to disk.
         pub(super) static SYNCS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+        /// The files this thread wrote whole.
+        pub(super) static REPLACES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
 
     #[test]

@@ -33,6 +33,9 @@ struct Inner {
     /// Changes committed into `open`, and how many of them a tool was named for.
     changes: usize,
     attributed: usize,
+    /// The tool of the call running alone, named on the checkpoint with its first change so
+    /// that the index is written once ([`Journal::calling`]).
+    calling: Option<String>,
     store: Option<Store>,
 }
 
@@ -84,6 +87,7 @@ impl Journal {
         g.open = None;
         g.changes = 0;
         g.attributed = 0;
+        g.calling = None;
     }
 
     /// The turn ended (or was undone): later changes make a new checkpoint.
@@ -91,6 +95,7 @@ impl Journal {
         let mut g = self.lock();
         g.label = None;
         g.open = None;
+        g.calling = None;
     }
 
     /// A restore closes the checkpoint in progress; changes later in the same turn start a
@@ -99,9 +104,17 @@ impl Journal {
         self.lock().open = None;
     }
 
+    /// A call of `tool` starts and runs alone (no other call runs until
+    /// [`Journal::attribute`]): the changes it makes name it on the checkpoint as they are
+    /// saved, and `attribute` has nothing left to write.
+    pub fn calling(&self, tool: &str) {
+        self.lock().calling = Some(tool.to_string());
+    }
+
     /// Names `tool` on the turn's checkpoint when it changed something since the last call.
     pub fn attribute(&self, tool: &str) {
         let mut g = self.lock();
+        g.calling = None;
         if g.changes == g.attributed {
             return;
         }
@@ -297,6 +310,11 @@ fn commit_locked(s: &View<'_>, g: &mut Inner, captured: &[Captured]) -> io::Resu
                 notes.push(format!("note: this change to '{}' cannot be undone: {why}", c.path));
             }
         }
+    }
+    if let Some(tool) = &g.calling
+        && !cp.tools.contains(tool)
+    {
+        cp.tools.push(tool.clone());
     }
     store.save(cp)?;
     g.changes += 1;

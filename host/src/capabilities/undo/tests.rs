@@ -59,6 +59,31 @@ impl Fx {
 }
 
 #[test]
+fn a_call_running_alone_is_named_with_its_first_change_and_the_index_written_once() {
+    let f = fx(Bounds::default());
+    f.put("a.txt", "old");
+    let replaces = crate::capabilities::atomic::replaces_on_this_thread;
+    let mut written = 0;
+    f.turn(1, |s| {
+        s.journal().calling("edit_file");
+        let before = replaces();
+        workspace::write(&s.workspace(), "a.txt", b"new").unwrap();
+        s.journal().attribute("edit_file");
+        written = replaces() - before;
+        // A later call that changes nothing names nothing; one that changes is added.
+        s.journal().calling("read_file");
+        s.journal().attribute("read_file");
+        s.journal().calling("write_file");
+        workspace::write(&s.workspace(), "b.txt", b"made").unwrap();
+        s.journal().attribute("write_file");
+    });
+    assert_eq!(written, 3, "the file, its saved contents and the index once (not again to name the tool)");
+    let cps = list(&f.s.undo()).unwrap();
+    assert_eq!(cps[0].tools, vec!["edit_file".to_string(), "write_file".to_string()]);
+    assert_eq!(paths(&cps[0]), vec!["a.txt", "b.txt"]);
+}
+
+#[test]
 fn an_edit_flushes_the_file_and_leaves_its_checkpoint_to_write_back() {
     let f = fx(Bounds::default());
     f.put("a.txt", "old");
