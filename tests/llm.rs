@@ -500,3 +500,73 @@ async fn an_exhausted_script_fails_clearly() {
     let e = r.unwrap_err();
     assert!(e.to_string().contains("model server script exhausted"), "{e}");
 }
+
+/// The three places a server may report its window are asked at once: a server that answers
+/// none until all three requests have come still answers in time, and the first of them in
+/// order that names a window (llama.cpp's /props, before LM Studio's) wins.
+#[tokio::test]
+async fn the_window_probes_go_out_together_and_the_first_in_order_wins() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::sync::{Arc, Condvar, Mutex};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = Arc::new((Mutex::new(Vec::<String>::new()), Condvar::new()));
+    let answered_after_all = Arc::new(Mutex::new(Vec::<bool>::new()));
+    let (seen2, after2) = (seen.clone(), answered_after_all.clone());
+    let server = std::thread::spawn(move || {
+        let mut handlers = Vec::new();
+        // Three connections, then the server stops.
+        for conn in listener.incoming().take(3) {
+            let Ok(mut conn) = conn else { break };
+            let (seen, after) = (seen2.clone(), after2.clone());
+            handlers.push(std::thread::spawn(move || {
+                let mut reader = BufReader::new(conn.try_clone().unwrap());
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).unwrap() <= 2 {
+                        break;
+                    }
+                }
+                let (lock, cv) = &*seen;
+                let mut paths = lock.lock().unwrap();
+                paths.push(path.clone());
+                cv.notify_all();
+                // Holds every answer until all three have come (or a bound far past the
+                // probe's own time limit, so a probe asking one at a time fails).
+                let (paths, _) =
+                    cv.wait_timeout_while(paths, Duration::from_secs(5), |p| p.len() < 3).unwrap();
+                after.lock().unwrap().push(paths.len() == 3);
+                drop(paths);
+                let body = match path.as_str() {
+                    "/v1/models" => json!({"data": [{"id": "other-a"}, {"id": "other-b"}]}),
+                    "/props" => json!({"default_generation_settings": {"n_ctx": 8192}}),
+                    "/api/v0/models/test-model" => json!({"loaded_context_length": 4096}),
+                    _ => json!({}),
+                }
+                .to_string();
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = conn.write_all(format!("{head}{body}").as_bytes());
+            }));
+        }
+        for h in handlers {
+            let _ = h.join();
+        }
+    });
+    let c = client_at(&url, Flavor::OpenAi, true, 1);
+    assert_eq!(c.context_window().await, Some(8192), "/props names the window before LM Studio's");
+    server.join().unwrap();
+    let mut paths = seen.0.lock().unwrap().clone();
+    paths.sort();
+    assert_eq!(paths, ["/api/v0/models/test-model", "/props", "/v1/models"]);
+    assert_eq!(
+        *answered_after_all.lock().unwrap(),
+        [true, true, true],
+        "all three were asked before any answer"
+    );
+}

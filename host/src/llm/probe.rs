@@ -57,10 +57,21 @@ impl Client {
         }
     }
 
+    /// Asks the three places servers report the window at once (one after the other, each
+    /// is a round trip: three on a remote server that answers none of them, such as OpenAI's);
+    /// the first of them in this order that names a window wins.
     async fn probe(&self) -> Option<u64> {
         let cfg = self.config();
         let base = cfg.base_url.as_str();
-        if let Some(list) = self.get_json(&format!("{base}/models")).await {
+        let root = strip_version(base);
+        let urls = [
+            format!("{base}/models"),
+            format!("{root}/props"),
+            format!("{root}/api/v0/models/{}", cfg.model),
+        ];
+        let (list, props, lmstudio) =
+            tokio::join!(self.get_json(&urls[0]), self.get_json(&urls[1]), self.get_json(&urls[2]));
+        if let Some(list) = list {
             if let Some(cap) = output_from_models(&list, &cfg.model) {
                 self.learn_output_cap(cap);
             }
@@ -68,11 +79,10 @@ impl Client {
                 return Some(n);
             }
         }
-        let root = strip_version(base);
-        if let Some(n) = self.get_json(&format!("{root}/props")).await.and_then(|v| from_props(&v)) {
+        if let Some(n) = props.as_ref().and_then(from_props) {
             return Some(n);
         }
-        let lmstudio = self.get_json(&format!("{root}/api/v0/models/{}", cfg.model)).await?;
+        let lmstudio = lmstudio?;
         ["loaded_context_length", "max_context_length"].iter().find_map(|k| positive(&lmstudio[*k]))
     }
 
