@@ -234,6 +234,9 @@ impl Base {
 /// (`ci`) the settings are locked down first (see [`lock_down`]); `ask` lets a person at a
 /// terminal be asked to trust the workspace (see [`resolve`]).
 pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
+    let cache_dir = runtime::default_cache_dir();
+    // Made on another core while the settings are read and the workspace is opened.
+    let starting = Runtime::start(cache_dir.clone());
     let Resolved { workspace, user_dir, mut settings, provenance, policy, trust } = resolve(g, ci, ask)?;
     // A cron job's run: never wider than the settings the job was created under.
     super::cron_settings::narrow_for_job(&mut settings, &workspace).map_err(SetupError::Cron)?;
@@ -241,7 +244,6 @@ pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
         lock_down(&mut settings, &provenance, policy.as_ref())?;
     }
     let verbose = settings.output.verbose;
-    let cache_dir = runtime::default_cache_dir();
     let state_dir = config::state_dir();
     let protected: Vec<PathBuf> =
         user_dir.iter().chain(cache_dir.iter()).chain(state_dir.iter()).cloned().collect();
@@ -302,7 +304,7 @@ pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
         crate::redact::register(&key);
     }
     let session = Arc::new(session);
-    let runtime = Runtime::new(cache_dir.clone())?;
+    let runtime = starting.wait()?;
     Ok(Base { settings, policy, provenance, user_dir, cache_dir, session, runtime, trust })
 }
 

@@ -49,6 +49,33 @@ pub enum RuntimeError {
     Ticker(std::io::Error),
 }
 
+/// A [`Runtime`] being made by [`Runtime::start`]. Dropped unused, it waits for the thread,
+/// so nothing the runtime writes (the cache key) is cut short when a start fails early.
+pub struct Starting {
+    thread: Option<std::thread::JoinHandle<Result<Runtime, RuntimeError>>>,
+    cache_dir: Option<PathBuf>,
+}
+
+impl Starting {
+    /// The runtime, once made.
+    pub fn wait(mut self) -> Result<Runtime, RuntimeError> {
+        match self.thread.take() {
+            Some(t) => {
+                t.join().unwrap_or_else(|_| Err(RuntimeError::Engine("the thread making it stopped".into())))
+            }
+            None => Runtime::new(self.cache_dir.take()),
+        }
+    }
+}
+
+impl Drop for Starting {
+    fn drop(&mut self) {
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// Everything a store holds during one call.
 pub struct CallState {
     wasi: WasiCtx,
@@ -89,6 +116,17 @@ impl Runtime {
     /// key that authenticates cache entries lives in corral's state directory.
     pub fn new(cache_dir: Option<PathBuf>) -> Result<Runtime, RuntimeError> {
         Runtime::with_key_dir(cache_dir, crate::paths::state_dir().as_deref())
+    }
+
+    /// Starts making the runtime on a thread of its own: the engine (its signal handlers and
+    /// instance pools), the linker and the cache key take about a millisecond, which the
+    /// caller spends reading its settings and opening the workspace meanwhile. Made by
+    /// [`Starting::wait`] itself when no thread can be started.
+    pub fn start(cache_dir: Option<PathBuf>) -> Starting {
+        let dir = cache_dir.clone();
+        let thread =
+            std::thread::Builder::new().name("corral-engine".into()).spawn(move || Runtime::new(dir));
+        Starting { thread: thread.ok(), cache_dir }
     }
 
     /// Like [`Runtime::new`], with the cache key kept in `key_dir` (made there on first use;
