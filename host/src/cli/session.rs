@@ -142,9 +142,14 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     if person_answers {
         env.session.ask().set(Some(std::sync::Arc::new(asker::TerminalAsker)));
     }
-    // The code first calls are likely to need (third-party plugins, the core built-in tools)
-    // loads in the background while the first request is prepared and answered.
-    env.registry.warm_up(Some(&crate::context::small::CORE_TOOLS));
+    // The code first calls are likely to need (third-party plugins; of the built-ins, those
+    // of the tools a session cannot work without: read, change, find) loads in the background
+    // while the first request is prepared and answered. Other built-ins load at their first
+    // call (about half a millisecond each): loading all nine core tools ahead held 2-3 MB
+    // more for the session, mostly code of tools it may never call, and kept the loading
+    // thread busy into the first turns.
+    let small = &crate::context::small::CORE_TOOLS[..crate::context::small::MIN_CORE];
+    env.registry.warm_up(Some(small));
     let s = &env.settings;
     let style = Style::new(use_color(s.output.color));
     let mut warn = |w: String| {

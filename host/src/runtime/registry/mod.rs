@@ -383,7 +383,17 @@ impl Registry {
             p.info.origin != Origin::Builtin
                 || likely.is_none_or(|names| p.info.tools.iter().any(|t| names.contains(&t.name.as_str())))
         };
-        self.plugins.iter().filter(move |p| p.code.is_pending() && wanted(p))
+        // The likeliest first calls first (`likely` is in that order), then the plugins that
+        // are not built in.
+        let rank = move |p: &&Plugin| {
+            let names = likely.unwrap_or_default();
+            let of = |t: &ToolSpec| names.iter().position(|n| *n == t.name).unwrap_or(names.len());
+            p.info.tools.iter().map(of).min().unwrap_or(names.len())
+        };
+        let mut wanted: Vec<&Plugin> =
+            self.plugins.iter().filter(|p| p.code.is_pending() && wanted(p)).collect();
+        wanted.sort_by_key(rank);
+        wanted.into_iter()
     }
 
     /// Loads the code of every plugin now (for reports on the cache).
