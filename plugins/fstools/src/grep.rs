@@ -172,10 +172,8 @@ fn scan(re: &Regex, files: &[PathBuf]) -> Scanned {
 /// result does not depend on the split: the matches are ordered afterwards.
 fn scan_all(re: &Regex, args: (&str, bool), files: Vec<PathBuf>, par: &dyn Parallel) -> Scanned {
     // Small searches do not ask the host how wide they may go (its answer costs a host call).
-    if files.len() < PARALLEL_MIN_FILES || files.iter().any(|f| f.to_str().is_none()) {
-        return scan(re, &files);
-    }
-    let width = par.width();
+    let splits = files.len() >= PARALLEL_MIN_FILES && files.iter().all(|f| f.to_str().is_some());
+    let width = if splits { par.width() } else { 1 };
     if width < 2 {
         return scan(re, &files);
     }
