@@ -176,12 +176,13 @@ impl<'a> Agent<'a> {
         // Terse mode follows what corral itself needs (its built-in tools); large plugins are
         // the schema budget's business (`schemas::plan`).
         let full_system = prompt.render("", &[], continue_note.as_deref());
-        let builtin: Vec<ToolDef> = costs.iter().filter(|c| c.builtin).map(|c| c.def.clone()).collect();
-        let builtin_cost = u64::from(tokens::approx(&full_system)) + small::cost(&builtin);
+        let estimates = schemas::Estimates::of(&all);
+        let builtin = costs.iter().filter(|c| c.builtin).map(|c| &c.def);
+        let builtin_cost = u64::from(tokens::approx(&full_system)) + u64::from(estimates.cost(builtin).n);
         let plan = schemas::plan(&costs, cfg.window);
         let hidden: BTreeSet<String> = plan.left_out.iter().cloned().collect();
         let defs: Vec<ToolDef> = all.iter().filter(|d| !hidden.contains(&d.name)).cloned().collect();
-        let tool_cost = schemas::cost(&defs);
+        let tool_cost = estimates.cost(&defs);
         let mut agent = Agent {
             llm,
             tools,

@@ -38,9 +38,39 @@ pub fn cost(defs: &[ToolDef]) -> Count {
     if tokens::ready() {
         Count { n: tokens::tools(defs), exact: true }
     } else {
-        let n = defs.iter().map(|d| tokens::approx(&schema_json(d)) + tokens::PER_CALL).sum();
+        let n = defs.iter().map(estimate).sum();
         Count { n, exact: false }
     }
+}
+
+/// Each tool's estimated cost, worked out once where the same schemas are summed several
+/// ways (a session's start: corral's own tools, then those offered).
+pub struct Estimates(std::collections::HashMap<String, u32>);
+
+impl Estimates {
+    pub fn of(defs: &[ToolDef]) -> Estimates {
+        Estimates(defs.iter().map(|d| (d.name.clone(), estimate(d))).collect())
+    }
+
+    /// What `defs` cost, as [`cost`] says (a tool not among the estimates is estimated now).
+    pub fn cost<'a>(&self, defs: impl IntoIterator<Item = &'a ToolDef>) -> Count {
+        let exact = tokens::ready();
+        let mut n: u32 = 0;
+        for d in defs {
+            let c = match self.0.get(&d.name) {
+                _ if exact => tokens::tool(d),
+                Some(c) => *c,
+                None => estimate(d),
+            };
+            n = n.saturating_add(c);
+        }
+        Count { n, exact }
+    }
+}
+
+/// One tool's estimated cost, as [`cost`] counts it without the tokenizer.
+fn estimate(d: &ToolDef) -> u32 {
+    tokens::approx(&schema_json(d)) + tokens::PER_CALL
 }
 
 /// A tool's schema as the text `{"description":..,"name":..,"parameters":..}`: serialized from

@@ -81,19 +81,23 @@ pub fn cost(defs: &[ToolDef]) -> u64 {
 /// many as fit in `max_tokens` (always the first [`MIN_CORE`] that exist).
 pub fn compact(defs: &[ToolDef], max_tokens: u64) -> Vec<ToolDef> {
     let mut out: Vec<ToolDef> = Vec::new();
+    // What `out` costs so far (a list's cost is the sum of its tools').
+    let mut used = 0;
     for name in CORE_TOOLS {
+        let core = out.len() < MIN_CORE;
+        if !core && used >= max_tokens {
+            // Nothing more fits (at start the budget is 0: the core only).
+            break;
+        }
         let Some(d) = defs.iter().find(|d| d.name == name) else { continue };
         let t = terse(d);
-        let core = out.len() < MIN_CORE;
-        if core || cost(&out) + tool_cost(&t) <= max_tokens {
+        let c = cost(std::slice::from_ref(&t));
+        if core || used + c <= max_tokens {
+            used += c;
             out.push(t);
         }
     }
     out
-}
-
-fn tool_cost(d: &ToolDef) -> u64 {
-    cost(std::slice::from_ref(d))
 }
 
 /// The byte cap of one tool result: a quarter of the budget, at most `configured` and the
@@ -227,6 +231,32 @@ mod tests {
         assert_eq!(names(&roomy), ["read_file", "edit_file", "grep", "write_file", "todo", "think"]);
         let tight = compact(&all, 1);
         assert_eq!(names(&tight), ["read_file", "edit_file", "grep"], "the minimum is always there");
+    }
+
+    #[test]
+    fn the_compact_catalogue_is_the_core_and_each_later_tool_that_still_fits() {
+        let all: Vec<ToolDef> =
+            ["think", "list_files", "grep", "edit_file", "read_file", "todo", "write_file", "run_command"]
+                .iter()
+                .map(|n| def(n))
+                .collect();
+        let names = |v: &[ToolDef]| v.iter().map(|d| d.name.clone()).collect::<Vec<_>>();
+        // The rule as it reads, counting the whole list again for each tool.
+        let by_the_rule = |budget: u64| {
+            let mut out: Vec<ToolDef> = Vec::new();
+            for name in CORE_TOOLS {
+                let Some(d) = all.iter().find(|d| d.name == name) else { continue };
+                let t = terse(d);
+                if out.len() < MIN_CORE || cost(&out) + cost(std::slice::from_ref(&t)) <= budget {
+                    out.push(t);
+                }
+            }
+            out
+        };
+        let whole = cost(&by_the_rule(u64::MAX));
+        for budget in 0..=whole + 1 {
+            assert_eq!(names(&compact(&all, budget)), names(&by_the_rule(budget)), "budget {budget}");
+        }
     }
 
     #[test]
