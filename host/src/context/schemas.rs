@@ -52,7 +52,9 @@ impl Estimates {
         Estimates(defs.iter().map(|d| (d.name.clone(), estimate(d))).collect())
     }
 
-    /// What `defs` cost, as [`cost`] says (a tool not among the estimates is estimated now).
+    /// What `defs` cost, as [`cost`] says. A tool is looked up by name, so `defs` must be
+    /// definitions the estimates were made of, not other versions of them (terse ones); a
+    /// name not among the estimates is estimated now.
     pub fn cost<'a>(&self, defs: impl IntoIterator<Item = &'a ToolDef>) -> Count {
         let exact = tokens::ready();
         let mut n: u32 = 0;
