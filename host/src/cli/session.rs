@@ -148,8 +148,8 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     // call (about half a millisecond each): loading all nine core tools ahead held 2-3 MB
     // more for the session, mostly code of tools it may never call, and kept the loading
     // thread busy into the first turns.
-    let small = &crate::context::small::CORE_TOOLS[..crate::context::small::MIN_CORE];
-    env.registry.warm_up(Some(small));
+    let first_calls = &crate::context::small::CORE_TOOLS[..crate::context::small::MIN_CORE];
+    env.registry.warm_up(Some(first_calls));
     let s = &env.settings;
     let style = Style::new(use_color(s.output.color));
     let mut warn = |w: String| {

@@ -35,16 +35,12 @@ pub struct Plan {
 
 /// What the schemas of `defs` cost: exactly when the tokenizer is loaded, else the estimate.
 pub fn cost(defs: &[ToolDef]) -> Count {
-    if tokens::ready() {
-        Count { n: tokens::tools(defs), exact: true }
-    } else {
-        let n = defs.iter().map(estimate).sum();
-        Count { n, exact: false }
-    }
+    Estimates::default().cost(defs)
 }
 
 /// Each tool's estimated cost, worked out once where the same schemas are summed several
 /// ways (a session's start: corral's own tools, then those offered).
+#[derive(Default)]
 pub struct Estimates(std::collections::HashMap<String, u32>);
 
 impl Estimates {
@@ -59,10 +55,10 @@ impl Estimates {
         let exact = tokens::ready();
         let mut n: u32 = 0;
         for d in defs {
-            let c = match self.0.get(&d.name) {
-                _ if exact => tokens::tool(d),
-                Some(c) => *c,
-                None => estimate(d),
+            let c = if exact {
+                tokens::tool(d)
+            } else {
+                self.0.get(&d.name).copied().unwrap_or_else(|| estimate(d))
             };
             n = n.saturating_add(c);
         }

@@ -116,12 +116,7 @@ pub fn message(m: &Message, reasoning: bool, how: Option<bool>) -> Count {
     body.plus(PER_MESSAGE)
 }
 
-/// What a set of tool schemas costs: their JSON as sent (name, description, parameters).
-pub fn tools(defs: &[ToolDef]) -> u32 {
-    defs.iter().map(tool).fold(0u32, u32::saturating_add)
-}
-
-/// What one tool schema costs.
+/// What one tool schema costs: its JSON as sent (name, description, parameters).
 pub fn tool(d: &ToolDef) -> u32 {
     let json = serde_json::json!({"name": d.name, "description": d.description, "parameters": d.parameters});
     exact(&json.to_string()).saturating_add(PER_CALL)

@@ -390,10 +390,10 @@ impl Registry {
             let of = |t: &ToolSpec| names.iter().position(|n| *n == t.name).unwrap_or(names.len());
             p.info.tools.iter().map(of).min().unwrap_or(names.len())
         };
-        let mut wanted: Vec<&Plugin> =
+        let mut pending: Vec<&Plugin> =
             self.plugins.iter().filter(|p| p.code.is_pending() && wanted(p)).collect();
-        wanted.sort_by_key(rank);
-        wanted.into_iter()
+        pending.sort_by_key(rank);
+        pending.into_iter()
     }
 
     /// Loads the code of every plugin now (for reports on the cache).
