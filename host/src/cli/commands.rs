@@ -5,6 +5,7 @@ use super::report::print;
 use super::{Command, GlobalArgs, SetupError, setup};
 use crate::agent::use_skill;
 use crate::capabilities::effects::Effect;
+use crate::runtime::Ahead;
 use crate::runtime::skills::Ctx;
 use crate::runtime::{CacheStatus, Origin};
 use corral_contract::error::error_text;
@@ -48,7 +49,7 @@ pub async fn dispatch(command: Command, global: &GlobalArgs) -> Result<i32, Setu
         let p = setup::resolve(global, global.ci, false)?.provenance;
         return Ok(print(&if json { format!("{}\n", p.to_json()) } else { p.to_text() }));
     }
-    let env = setup::prepare(global, global.ci).await?;
+    let env = setup::prepare(global, global.ci, Ahead::Nothing).await?;
     match command {
         Command::Tools { json } => Ok(tools(&env, json)),
         Command::Plugins { json } => Ok(plugins(&env, json)),

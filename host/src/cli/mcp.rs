@@ -6,6 +6,7 @@ use super::{GlobalArgs, McpCommand, ServeArgs, setup};
 use crate::agent::{CallOutcome, use_skill};
 use crate::llm::ToolCall;
 use crate::mcp::{self, CallLog, Served, Server};
+use crate::runtime::Ahead;
 use serde_json::json;
 use std::collections::HashMap;
 use std::fs::File;
@@ -42,9 +43,8 @@ async fn serve(args: &ServeArgs, g: &GlobalArgs) -> Result<i32, String> {
         }
         None => None,
     };
-    let env = setup::prepare(g, g.ci).await.map_err(|e| e.to_string())?;
     // A client may call any tool first.
-    env.registry.warm_up(None);
+    let env = setup::prepare(g, g.ci, Ahead::All).await.map_err(|e| e.to_string())?;
     let transport = if http.is_some() { "http" } else { "stdio" };
     let log = match audit_path(&env, g) {
         Some(path) => Some(Box::new(AuditLog::open(&env, &path, transport)?) as Box<dyn CallLog>),

@@ -12,6 +12,7 @@ use crate::agent::{
 };
 use crate::config::{ColorChoice, OutputFormat, Settings};
 use crate::llm::{Client, ClientConfig, RetryPolicy};
+use crate::runtime::Ahead;
 use std::io::{IsTerminal, Read, Write};
 use std::time::Duration;
 
@@ -125,7 +126,15 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
             None => client.context_window().await,
         }
     };
-    let (window, env) = tokio::join!(biased; probe, setup::load(base));
+    // The code first calls are likely to need (third-party plugins; of the built-ins, those
+    // of the tools a session cannot work without: read, change, find) loads in the background
+    // from the moment the plugins are known, while the rest loads and the first request is
+    // prepared and answered. Other built-ins load at their first call (about half a
+    // millisecond each): loading all nine core tools ahead held 2-3 MB more for the session,
+    // mostly code of tools it may never call, and kept the loading thread busy into the first
+    // turns.
+    let first_calls = &crate::context::small::CORE_TOOLS[..crate::context::small::MIN_CORE];
+    let (window, env) = tokio::join!(biased; probe, setup::load(base, Ahead::Likely(first_calls)));
     if let Some(w) = window {
         client.use_window(w);
     }
@@ -142,14 +151,6 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     if person_answers {
         env.session.ask().set(Some(std::sync::Arc::new(asker::TerminalAsker)));
     }
-    // The code first calls are likely to need (third-party plugins; of the built-ins, those
-    // of the tools a session cannot work without: read, change, find) loads in the background
-    // while the first request is prepared and answered. Other built-ins load at their first
-    // call (about half a millisecond each): loading all nine core tools ahead held 2-3 MB
-    // more for the session, mostly code of tools it may never call, and kept the loading
-    // thread busy into the first turns.
-    let first_calls = &crate::context::small::CORE_TOOLS[..crate::context::small::MIN_CORE];
-    env.registry.warm_up(Some(first_calls));
     let s = &env.settings;
     let style = Style::new(use_color(s.output.color));
     let mut warn = |w: String| {

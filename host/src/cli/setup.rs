@@ -8,7 +8,7 @@ use crate::capabilities::process::CommandPolicy;
 use crate::capabilities::{Policy, Roots, Session, find_workspace_root, log};
 use crate::config::{self, ConfigError, Flags, Provenance, Settings};
 use crate::runtime::skills::{self, SkillSet};
-use crate::runtime::{self, LoadRules, Pins, Registry, RegistryError, Runtime, RuntimeError};
+use crate::runtime::{self, Ahead, LoadRules, Pins, Registry, RegistryError, Runtime, RuntimeError};
 use crate::trust;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -340,14 +340,15 @@ fn pin_skills(skills: &mut SkillSet, policy: &config::Policy, verbose: bool) -> 
     Ok(())
 }
 
-/// Resolves settings and loads every plugin and skill (see [`base`] for `ci`); never asks
-/// for trust.
-pub async fn prepare(g: &GlobalArgs, ci: bool) -> Result<Env, SetupError> {
-    load(base(g, ci, false)?).await
+/// Resolves settings and loads every plugin and skill (see [`base`] for `ci`, [`load`] for
+/// `ahead`); never asks for trust.
+pub async fn prepare(g: &GlobalArgs, ci: bool, ahead: Ahead<'_>) -> Result<Env, SetupError> {
+    load(base(g, ci, false)?, ahead).await
 }
 
-/// Loads every plugin and skill into `base`.
-pub async fn load(base: Base) -> Result<Env, SetupError> {
+/// Loads every plugin and skill into `base`, and starts loading the code `ahead` says in the
+/// background ([`Registry::warm_up`]).
+pub async fn load(base: Base, ahead: Ahead<'_>) -> Result<Env, SetupError> {
     let mut rules = base.load_rules();
     // The beads backlog tool only where the project keeps a beads backlog (`bd init` makes
     // .beads/): elsewhere its schema would cost every request for nothing.
@@ -361,6 +362,10 @@ pub async fn load(base: Base) -> Result<Env, SetupError> {
     let project = trust.trusted().then_some(ws_root.as_path());
     let candidates = runtime::registry::discover(project, user_dir.as_deref(), &settings.extra_plugins)?;
     let registry = Registry::load(&runtime, &session, candidates, &rules, &settings.limits).await?;
+    // As soon as the plugins are known: the loading thread then has the rest of the setup
+    // (skills; in a session, the answer to the window probe and the first request) to get
+    // ahead of the first calls.
+    registry.warm_up(ahead, runtime.rehearsal(&session));
     // Shipped SKILL.md folders are unpacked beside the compiled components, so they can be
     // preopened; without a cache directory, under the system's temporary directory.
     let unpack_base = cache_dir.unwrap_or_else(|| std::env::temp_dir().join("corral"));

@@ -21,13 +21,13 @@ pub mod skills;
 mod watchdog;
 
 pub use cache::{Cache, CacheStatus, default_dir as default_cache_dir};
-pub use invoke::CallReport;
+pub use invoke::{CallReport, Rehearsal};
 pub use limits::Limits;
 pub use output::{ErrorKind, Image, ToolError, ToolOutput};
 pub use parallel::cores;
 pub use pipes::Captured;
 pub use registry::{
-    Candidate, Derive, LoadRules, Origin, Pins, Plugin, PluginInfo, Registry, RegistryError, Skipped,
+    Ahead, Candidate, Derive, LoadRules, Origin, Pins, Plugin, PluginInfo, Registry, RegistryError, Skipped,
     ToolSpec,
 };
 pub use site::View;

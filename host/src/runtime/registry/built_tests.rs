@@ -3,7 +3,7 @@
 
 use super::discover::{self, Candidate};
 use super::grants::LoadRules;
-use super::{Registry, manifest};
+use super::{Ahead, Registry, manifest};
 use crate::builtins::BUILTINS;
 use crate::capabilities::{Policy, Roots, Session, log};
 use crate::runtime::{Limits, Runtime};
@@ -60,13 +60,57 @@ async fn a_start_without_cache_loads_no_built_in_code_until_a_call() {
     // Ahead of first calls only the likely built-ins are loaded, the likeliest first;
     // outline waits for its call.
     let warm = |likely: &[&str]| -> Vec<String> {
-        loaded.to_warm(Some(likely)).map(|p| p.info.name.clone()).collect()
+        loaded.to_warm(Ahead::Likely(likely)).map(|p| p.info.name.clone()).collect()
     };
     assert_eq!(warm(&["read_file", "grep"]), ["read_file", "grep"]);
     assert_eq!(warm(&["grep", "edit_file", "read_file"]), ["grep", "edit_file", "read_file"]);
-    assert_eq!(loaded.to_warm(None).count(), loaded.plugins().len());
+    assert_eq!(loaded.to_warm(Ahead::All).count(), loaded.plugins().len());
+    // A command that lists, or runs one tool, loads nothing ahead.
+    assert_eq!(loaded.to_warm(Ahead::Nothing).count(), 0);
     // The code loads on first use, and its imports match the description.
     let (_, outline) = loaded.tool("outline").unwrap();
     assert!(outline.code.get().is_ok());
     assert!(!outline.code.is_pending());
+}
+
+#[test]
+fn a_rehearsal_makes_an_instance_gives_its_slot_back_and_never_waits_for_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rt = Runtime::with_key_dir(None, None).unwrap();
+    let session = session(tmp.path());
+    std::fs::write(tmp.path().join("ws/notes.txt"), "kept as it was\n").unwrap();
+    // The loading thread's own executor: a rehearsal is not run inside the session's.
+    let exec = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rules = LoadRules::default();
+    let registry = exec
+        .block_on(Registry::load(
+            &rt,
+            &session,
+            vec![candidate("read_file", true)],
+            &rules,
+            &Limits::default(),
+        ))
+        .unwrap();
+    let (_, plugin) = registry.tool("read_file").unwrap();
+    let pre = plugin.code.get().unwrap();
+    let slots = || rt.caller.slots.available_permits();
+    let all = slots();
+    rt.rehearsal(&session).instantiate(pre, "read_file", &exec).unwrap();
+    assert_eq!(slots(), all, "the rehearsal's slot is given back when its store is dropped");
+    // A real call after it works as ever.
+    let report = exec.block_on(rt.invoke(
+        plugin,
+        &session,
+        "read_file",
+        r#"{"file_path": "notes.txt"}"#,
+        &Limits::default(),
+    ));
+    let out = report.result.unwrap();
+    assert!(out.text.contains("kept as it was"), "{}", out.text);
+    // With every slot taken (calls under way need them), a rehearsal gives up at once.
+    let taken = rt.caller.slots.clone().try_acquire_many_owned(all as u32).unwrap();
+    let e = rt.rehearsal(&session).instantiate(pre, "read_file", &exec).unwrap_err();
+    assert!(e.to_string().contains("every slot of the pool is taken"), "{e}");
+    drop(taken);
+    assert_eq!(slots(), all);
 }

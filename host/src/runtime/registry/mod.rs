@@ -22,7 +22,7 @@ pub use grants::{LoadRules, Pins};
 pub use spec::{DERIVE_KEY, Derive, ToolSpec};
 
 use super::limits::Limits;
-use super::{CacheStatus, CallState, Runtime};
+use super::{CacheStatus, CallState, Rehearsal, Runtime};
 use crate::capabilities::Session;
 use crate::capabilities::grant::CapSet;
 use crate::wit::ToolPluginPre;
@@ -131,6 +131,18 @@ pub enum RegistryError {
          Disable one in corral.toml, for example:\n  [plugins]\n  disabled = [\"{second_name}\"]"
     )]
     Clash { tool: String, first: String, second: String, second_name: String },
+}
+
+/// Which code [`Registry::warm_up`] loads ahead of first calls.
+#[derive(Debug, Clone, Copy)]
+pub enum Ahead<'a> {
+    /// None (a command that lists, or runs one tool).
+    Nothing,
+    /// Every plugin that is not built in, and the built-ins offering one of these tools
+    /// (a session: the tools it cannot work without).
+    Likely(&'a [&'a str]),
+    /// Every plugin (a server, whose clients may call any tool first).
+    All,
 }
 
 /// The loaded plugins and their tools.
@@ -344,16 +356,19 @@ impl Registry {
     }
 
     /// Starts loading, on a background thread, the code that first calls are likely to need,
-    /// with its memory images, so that they seldom wait for either: every plugin that is not
-    /// built in (its code comes from the cache or its file, the slow part), and the built-ins
-    /// offering one of `likely` (all built-ins when None). Other built-ins load when first
-    /// called: their code is precompiled in corral, and leaving it unloaded keeps it out of
-    /// memory (outline's alone is 13 MB). The thread runs at the lowest priority, so it takes
-    /// CPU time the session leaves idle (the first request is being written, then answered)
-    /// and does not delay it; a call that needs code the thread has not reached yet loads it
-    /// itself (one that needs images the thread is making waits for them: a memfd's worth).
-    pub fn warm_up(&self, likely: Option<&[&str]>) {
-        let pending: Vec<Arc<Code>> = self.to_warm(likely).map(|p| p.code.clone()).collect();
+    /// with its memory images, so that they seldom wait for either: what `ahead` says (see
+    /// [`Ahead`]); a built-in's first instantiation is rehearsed too ([`Rehearsal`]).
+    /// Built-ins it leaves out load when first called: their code is precompiled in corral,
+    /// and leaving it unloaded keeps it out of memory (outline's alone is 13 MB). The thread
+    /// runs at the lowest priority, so it takes CPU time the session leaves idle (the first
+    /// request is being written, then answered) and does not delay it; a call that needs code
+    /// the thread has not reached yet loads it itself (one that needs images the thread is
+    /// making waits for them: a memfd's worth).
+    pub fn warm_up(&self, ahead: Ahead<'_>, rehearsal: Rehearsal) {
+        let pending: Vec<(Arc<Code>, Option<String>)> = self
+            .to_warm(ahead)
+            .map(|p| (p.code.clone(), (p.info.origin == Origin::Builtin).then(|| p.info.name.clone())))
+            .collect();
         if pending.is_empty() {
             return;
         }
@@ -366,27 +381,40 @@ impl Registry {
             // The cores, which a call asking how wide it may search would otherwise count on
             // the session's thread (std reads the cgroup's files: ~0.1 ms).
             crate::runtime::cores();
-            for code in pending {
+            // Drives the rehearsals' instantiation (a future, as every call's).
+            let exec = tokio::runtime::Builder::new_current_thread().build().ok();
+            for (code, builtin) in pending {
                 // With the code, the memory images its first instantiation would make (a
                 // memfd per memory, filled with its initial data): off the first call's path.
                 // A failure is left to that call, which tries again and reports it.
-                if let Ok(pre) = code.get() {
-                    let _ = pre.instance_pre().component().initialize_copy_on_write_image();
+                let Ok(pre) = code.get() else { continue };
+                if pre.instance_pre().component().initialize_copy_on_write_image().is_err() {
+                    continue;
+                }
+                // Then, for a built-in, its first instantiation (see [`Rehearsal`]).
+                if let (Some(name), Some(exec)) = (&builtin, &exec) {
+                    let _ = rehearsal.instantiate(pre, name, exec);
                 }
             }
         });
     }
 
     /// The plugins whose code [`Registry::warm_up`] loads ahead of their first call.
-    fn to_warm<'a>(&'a self, likely: Option<&'a [&'a str]>) -> impl Iterator<Item = &'a Plugin> + 'a {
-        let wanted = move |p: &Plugin| {
-            p.info.origin != Origin::Builtin
-                || likely.is_none_or(|names| p.info.tools.iter().any(|t| names.contains(&t.name.as_str())))
+    fn to_warm<'a>(&'a self, ahead: Ahead<'a>) -> impl Iterator<Item = &'a Plugin> + 'a {
+        let names: &[&str] = match ahead {
+            Ahead::Likely(names) => names,
+            Ahead::Nothing | Ahead::All => &[],
         };
-        // The likeliest first calls first (`likely` is in that order), then the plugins that
-        // are not built in.
+        let wanted = move |p: &Plugin| match ahead {
+            Ahead::Nothing => false,
+            Ahead::Likely(names) => {
+                p.info.origin != Origin::Builtin
+                    || p.info.tools.iter().any(|t| names.contains(&t.name.as_str()))
+            }
+            Ahead::All => true,
+        };
+        // The likeliest first calls first (`names` is in that order), then the others.
         let rank = move |p: &&Plugin| {
-            let names = likely.unwrap_or_default();
             let of = |t: &ToolSpec| names.iter().position(|n| *n == t.name).unwrap_or(names.len());
             p.info.tools.iter().map(of).min().unwrap_or(names.len())
         };
