@@ -32,9 +32,9 @@ const JS_WORLD_FILE: (&str, &str) = (
 
 /// WASI packages the JavaScript world needs, written under `deps/`.
 const WASI_DEPS: &[(&str, &str)] = &[
-    ("io.wit", include_str!("wasi/io.wit")),
-    ("clocks.wit", include_str!("wasi/clocks.wit")),
-    ("filesystem.wit", include_str!("wasi/filesystem.wit")),
+    ("io.wit", include_str!("../../../wit/builtin/deps/io.wit")),
+    ("clocks.wit", include_str!("../../../wit/builtin/deps/clocks.wit")),
+    ("filesystem.wit", include_str!("../../../wit/builtin/deps/filesystem.wit")),
 ];
 
 /// The WIT files for a plugin project, as (path relative to the WIT folder, text): the

@@ -16,6 +16,7 @@ mod host_impl;
 pub mod hostread;
 pub mod http;
 pub mod kv;
+mod listing;
 pub mod local;
 pub mod log;
 mod parallel;

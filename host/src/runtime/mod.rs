@@ -140,9 +140,14 @@ impl Runtime {
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         ToolPlugin::add_to_linker::<CallState, HasSelf<PluginCtx>>(&mut linker, |s| &mut s.host)
             .map_err(|e| RuntimeError::Engine(e.to_string()))?;
-        // What only built-ins may import; the registry refuses it to other plugins.
-        crate::wit::builtin::Builtin::add_to_linker::<CallState, HasSelf<PluginCtx>>(&mut linker, |s| {
+        // What only built-ins may import; the registry refuses it to other plugins. A listing
+        // works on the call's own wasi:filesystem descriptors, so it sees the resource table.
+        crate::wit::builtin::parallel::add_to_linker::<CallState, HasSelf<PluginCtx>>(&mut linker, |s| {
             &mut s.host
+        })
+        .map_err(|e| RuntimeError::Engine(e.to_string()))?;
+        crate::wit::builtin::listing::add_to_linker::<CallState, HasSelf<ResourceTable>>(&mut linker, |s| {
+            &mut s.table
         })
         .map_err(|e| RuntimeError::Engine(e.to_string()))?;
         let cache = Cache::new(&engine, cache_dir, key_dir).with_functions(functions);

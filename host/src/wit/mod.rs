@@ -51,9 +51,15 @@ pub mod builtin {
         world: "builtin",
         path: "../wit/builtin",
         imports: { default: async },
+        // `listing` takes the plugin's own wasi:filesystem descriptors: wasmtime-wasi's types.
+        with: {
+            "wasi:filesystem": wasmtime_wasi::p2::bindings::filesystem,
+            "wasi:io": wasmtime_wasi::p2::bindings::io,
+            "wasi:clocks": wasmtime_wasi::p2::bindings::clocks,
+        },
     });
 
-    pub use self::corral::builtin::parallel;
+    pub use self::corral::builtin::{listing, parallel};
 
     /// The package's name, as its import names begin (`corral:builtin/parallel@0.1.0`).
     pub const PACKAGE: &str = "corral:builtin";

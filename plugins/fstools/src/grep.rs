@@ -9,7 +9,8 @@
 //!
 //! Over many files the first pass is split into parts ([`SCAN_PART`]) that the host runs
 //! side by side in fresh instances (its `parallel` import); a part it does not run is read
-//! here, and the answer does not depend on the split.
+//! here, and the answer does not depend on the split. So is the look-up of the files'
+//! modification times ([`STAT_PART`]) when there are more files than a search reads.
 
 use crate::common::walk::{self, Flow, Kind};
 use crate::common::{self, MAX_FILE_BYTES, MAX_OUTPUT_BYTES, MAX_WALK_ENTRIES};
@@ -75,6 +76,10 @@ pub fn run(ws: &dyn Workspace, args: &Value) -> Result<Output, ToolError> {
 /// so the model cannot call it.
 pub const SCAN_PART: &str = "grep/scan";
 
+/// The name of the part that looks up when some of the files of a search were modified, to
+/// choose the newest when there are too many (see [`part`]).
+pub const STAT_PART: &str = "grep/stat";
+
 /// Fewer files than this are read in the call itself: starting instances would cost more than
 /// it saves.
 const PARALLEL_MIN_FILES: usize = 1000;
@@ -98,18 +103,21 @@ impl Parallel for Host {
     }
 }
 
-/// Runs the part `name` of a search this plugin started: [`SCAN_PART`] reads the files in
-/// `files` (absolute paths from the walk) and answers, as JSON, which match the pattern and
-/// when they were modified.
+/// Runs the part `name` of a search this plugin started, over `files` (absolute paths from
+/// the walk): [`SCAN_PART`] reads them and answers, as JSON, which match the pattern and when
+/// they were modified; [`STAT_PART`] answers when each was modified ([`Dated`]).
 pub fn part(name: &str, args: &Value) -> Result<Output, ToolError> {
-    if name != SCAN_PART {
+    if name != SCAN_PART && name != STAT_PART {
         return Err(ToolError::new(ErrorKind::NotFound, format!("this plugin has no tool named '{name}'")));
     }
-    let re = build_regex(req_str(args, "pattern")?, opt_bool(args, "case_insensitive")?.unwrap_or(false))?;
     let files: Vec<PathBuf> = match args.get("files").and_then(Value::as_array) {
         Some(list) => list.iter().filter_map(Value::as_str).map(PathBuf::from).collect(),
         None => return Err(ToolError::invalid_args("'files' must be an array of paths")),
     };
+    if name == STAT_PART {
+        return Ok(Output::text(Dated::of(&files).to_json().to_string()));
+    }
+    let re = build_regex(req_str(args, "pattern")?, opt_bool(args, "case_insensitive")?.unwrap_or(false))?;
     Ok(Output::text(scan(&re, &files).to_json().to_string()))
 }
 
@@ -151,6 +159,27 @@ impl Scanned {
     }
 }
 
+/// When each of some files was modified (nanoseconds since the epoch; 0 when it cannot be
+/// told), in order.
+#[derive(Debug, PartialEq, Eq)]
+struct Dated(Vec<u128>);
+
+impl Dated {
+    fn of(files: &[PathBuf]) -> Dated {
+        Dated(walk::stat_all(files).into_iter().map(|s| s.map_or(0, |s| s.mtime)).collect())
+    }
+
+    fn to_json(&self) -> Value {
+        Value::Array(self.0.iter().map(|t| Value::String(t.to_string())).collect())
+    }
+
+    fn from_json(text: &str) -> Option<Dated> {
+        let v: Value = serde_json::from_str(text).ok()?;
+        let times = v.as_array()?.iter().map(|t| t.as_str()?.parse().ok());
+        Some(Dated(times.collect::<Option<Vec<_>>>()?))
+    }
+}
+
 /// The first pass over `files`: reads each once and tells whether a line matches.
 fn scan(re: &Regex, files: &[PathBuf]) -> Scanned {
     let reader = reader::Reader::new();
@@ -167,13 +196,48 @@ fn scan(re: &Regex, files: &[PathBuf]) -> Scanned {
     out
 }
 
-/// [`scan`] over many files, split into parts that run side by side when the host can run
-/// them; a part the host did not run (or whose answer cannot be read) is read here. The
-/// result does not depend on the split: the matches are ordered afterwards.
-fn scan_all(re: &Regex, args: (&str, bool), files: Vec<PathBuf>, par: &dyn Parallel) -> Scanned {
-    // Small searches do not ask the host how wide they may go (its answer costs a host call).
+/// How many parts a search over `files` splits into: 1 (no split) for a small search, or when
+/// some path cannot travel as text; else as many as the host runs at once.
+fn width_for(files: &[PathBuf], par: &dyn Parallel) -> usize {
+    // Small searches do not ask the host how wide it may go (its answer costs a host call).
     let splits = files.len() >= PARALLEL_MIN_FILES && files.iter().all(|f| f.to_str().is_some());
-    let width = if splits { par.width() } else { 1 };
+    if splits { par.width() } else { 1 }
+}
+
+/// Runs the part `name` over each of `parts` side by side, `args` naming the rest of its
+/// arguments; a part the host did not run, or whose answer `read` cannot take, is done here
+/// by `local`. The answers come in the order of `parts`.
+fn run_parts<T>(
+    par: &dyn Parallel,
+    name: &str,
+    parts: &[Vec<PathBuf>],
+    args: &Value,
+    read: fn(&str) -> Option<T>,
+    local: &dyn Fn(&[PathBuf]) -> T,
+) -> Vec<T> {
+    let calls: Vec<(String, String)> = parts
+        .iter()
+        .map(|p| {
+            let files: Vec<&str> = p.iter().filter_map(|f| f.to_str()).collect();
+            let mut args = args.clone();
+            args["files"] = json!(files);
+            (name.to_string(), args.to_string())
+        })
+        .collect();
+    let mut results = par.run(&calls).into_iter();
+    parts
+        .iter()
+        .map(|part| {
+            let done = results.next().and_then(|r| r.ok()).and_then(|text| read(&text));
+            done.unwrap_or_else(|| local(part))
+        })
+        .collect()
+}
+
+/// [`scan`] over many files, split into parts that run side by side when the host can run
+/// them. The result does not depend on the split: the matches are ordered afterwards.
+fn scan_all(re: &Regex, args: (&str, bool), files: Vec<PathBuf>, par: &dyn Parallel) -> Scanned {
+    let width = width_for(&files, par);
     if width < 2 {
         return scan(re, &files);
     }
@@ -183,23 +247,43 @@ fn scan_all(re: &Regex, args: (&str, bool), files: Vec<PathBuf>, par: &dyn Paral
         parts[i % width].push(f);
     }
     let (pattern, case_insensitive) = args;
-    let calls: Vec<(String, String)> = parts
-        .iter()
-        .map(|p| {
-            let files: Vec<&str> = p.iter().filter_map(|f| f.to_str()).collect();
-            let args = json!({"pattern": pattern, "case_insensitive": case_insensitive, "files": files});
-            (SCAN_PART.to_string(), args.to_string())
-        })
-        .collect();
-    let mut results = par.run(&calls).into_iter();
+    let args = json!({"pattern": pattern, "case_insensitive": case_insensitive});
     let mut out = Scanned::default();
-    for part in &parts {
-        let done = results.next().and_then(|r| r.ok()).and_then(|text| Scanned::from_json(&text));
-        let s = done.unwrap_or_else(|| scan(re, part));
+    for s in run_parts(par, SCAN_PART, &parts, &args, Scanned::from_json, &|p| scan(re, p)) {
         out.matching.extend(s.matching);
         out.too_large += s.too_large;
     }
     out
+}
+
+/// The `max` most recently modified of `files` (ties by path), in no particular order, looked
+/// up in parts side by side when the host can run them.
+fn newest(files: Vec<PathBuf>, max: usize, par: &dyn Parallel) -> Vec<PathBuf> {
+    let width = width_for(&files, par);
+    let times = if width < 2 {
+        Dated::of(&files).0
+    } else {
+        // In runs, not dealt out: a run of paths in one directory is looked up through one
+        // descriptor of it.
+        let parts: Vec<Vec<PathBuf>> = files.chunks(files.len().div_ceil(width)).map(<[_]>::to_vec).collect();
+        let dated = run_parts(par, STAT_PART, &parts, &json!({}), Dated::from_json, &Dated::of);
+        dated
+            .into_iter()
+            .zip(&parts)
+            .flat_map(|(d, p)| {
+                // An answer of the wrong length is not trusted: looked up here.
+                if d.0.len() == p.len() { d.0 } else { Dated::of(p).0 }
+            })
+            .collect()
+    };
+    let mut dated: Vec<(u128, PathBuf)> = times.into_iter().zip(files).collect();
+    // Not a full sort: the matches are ordered later, and a registry's files often share one
+    // time, so a full sort would spend most of its comparisons on paths.
+    if max < dated.len() {
+        dated.select_nth_unstable_by(max, |a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        dated.truncate(max);
+    }
+    dated.into_iter().map(|(_, p)| p).collect()
 }
 
 /// [`run`], searching at most the `max_files` newest files, with its parts run by `par`.
@@ -308,15 +392,7 @@ fn run_with(
     if files.len() > max_files {
         // Only then does the order matter before searching: keep the newest.
         let total = files.len();
-        let stats = walk::stat_all(&files);
-        let mut dated: Vec<(u128, PathBuf)> =
-            stats.into_iter().zip(files).map(|(s, p)| (s.map_or(0, |s| s.mtime), p)).collect();
-        // The newest `max_files` (ties by path), in no particular order: the matches are
-        // ordered later, and a registry's files often share one time, so a full sort would
-        // spend most of its comparisons on paths.
-        dated.select_nth_unstable_by(max_files, |a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        dated.truncate(max_files);
-        files = dated.into_iter().map(|(_, p)| p).collect();
+        files = newest(files, max_files, par);
         notes.push(format!(
             "[only the {max_files} most recently modified of {total} files were searched; narrow 'path' or \
              'include' to reach the others]"
@@ -618,8 +694,7 @@ mod reader {
 
     #[cfg(target_os = "wasi")]
     pub struct Reader {
-        /// The preopened directories and their guest paths.
-        dirs: Vec<(wasip2::filesystem::types::Descriptor, std::path::PathBuf)>,
+        preopens: crate::common::fileio::sys::Preopens,
     }
 
     /// The first read asks for this much; a shorter answer is the whole file, so most
@@ -630,11 +705,7 @@ mod reader {
     #[cfg(target_os = "wasi")]
     impl Reader {
         pub fn new() -> Self {
-            let dirs = wasip2::filesystem::preopens::get_directories()
-                .into_iter()
-                .map(|(d, p)| (d, std::path::PathBuf::from(p)))
-                .collect();
-            Reader { dirs }
+            Reader { preopens: crate::common::fileio::sys::Preopens::new() }
         }
 
         /// Replaces `buf` with the regular file at absolute `path` unless it is larger
@@ -656,15 +727,10 @@ mod reader {
                 }
                 other => std::io::Error::other(format!("{other:?}")),
             };
-            // The innermost preopen holding `path`.
             let (dir, rel) = self
-                .dirs
-                .iter()
-                .filter_map(|(d, root)| Some((d, path.strip_prefix(root).ok()?)))
-                .min_by_key(|(_, rel)| rel.as_os_str().len())
+                .preopens
+                .locate(path)
                 .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))?;
-            let rel =
-                rel.to_str().filter(|r| !r.is_empty()).ok_or_else(|| std::io::Error::other("bad path"))?;
             let file = dir
                 .open_at(PathFlags::SYMLINK_FOLLOW, rel, OpenFlags::empty(), DescriptorFlags::READ)
                 .map_err(fail)?;
@@ -1090,6 +1156,28 @@ mod tests {
             assert!(sizes.iter().all(|&n| n.abs_diff(1202 / 3) <= 1), "even parts: {sizes:?}");
             assert_eq!(calls[0]["pattern"], "needle \\d+");
         }
+        // Over the file cap the times are looked up in parts too (in runs of the walk's order),
+        // and the newest are searched as when nothing runs beside the call.
+        let alone = run_with(
+            &ws,
+            &args,
+            1000,
+            &Parts { width: 1, fail: vec![], calls: Default::default(), asked: Default::default() },
+        )
+        .unwrap();
+        assert!(alone.text.contains("[only the 1000 most recently modified of 1202 files"), "{}", alone.text);
+        for fail in [vec![], vec![0, 4], vec![1, 2, 3, 5]] {
+            let par =
+                Parts { width: 3, fail: fail.clone(), calls: Default::default(), asked: Default::default() };
+            let split = run_with(&ws, &args, 1000, &par).unwrap();
+            assert_eq!(split, alone, "parts {fail:?} not run");
+            let calls = par.calls.borrow();
+            let sizes: Vec<usize> = calls.iter().map(|c| c["files"].as_array().unwrap().len()).collect();
+            assert_eq!(sizes.len(), 6, "three parts look up times, three read: {sizes:?}");
+            assert_eq!(sizes[..3].iter().sum::<usize>(), 1202, "{sizes:?}");
+            assert_eq!(sizes[3..].iter().sum::<usize>(), 1000, "{sizes:?}");
+            assert!(calls[0].get("pattern").is_none() && calls[3]["pattern"] == "needle \\d+");
+        }
         // A small search runs in the call itself.
         let small = Parts { width: 3, fail: vec![], calls: Default::default(), asked: Default::default() };
         run_with(&ws, &json!({"pattern": "needle", "path": "d0"}), MAX_WALK_ENTRIES, &small).unwrap();
@@ -1112,6 +1200,13 @@ mod tests {
         let mtime = crate::common::mtime_key(&fs::metadata(dir.path().join("a.txt")).unwrap());
         assert_eq!(got.matching[0].0, mtime, "the time survives the trip exactly");
         assert_eq!(got.too_large, 0);
+        let out = part(STAT_PART, &json!({"files": files})).unwrap();
+        let times = Dated::from_json(&out.text).unwrap();
+        assert_eq!(times.0.len(), 3);
+        assert_eq!(times.0[0], mtime);
+        assert_eq!(times.0[1], crate::common::mtime_key(&fs::metadata(dir.path().join("b.txt")).unwrap()));
+        assert_eq!(times.0[2], 0, "a file that cannot be looked up counts as oldest");
+        assert_eq!(part(STAT_PART, &json!({})).unwrap_err().message, "'files' must be an array of paths");
         let e = part("grep/other", &json!({})).unwrap_err();
         assert_eq!(
             (e.kind, e.message.as_str()),

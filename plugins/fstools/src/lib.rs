@@ -1,6 +1,8 @@
 //! The built-in file tools' logic, shared by their components. Each module offers
 //! `spec()` (what the model sees) and `run(workspace, args)` (the call).
 
+#[cfg(target_os = "wasi")]
+mod builtin;
 pub mod common;
 pub mod delete;
 pub mod edit;

@@ -7,7 +7,7 @@
 pub fn width() -> usize {
     #[cfg(target_os = "wasi")]
     {
-        usize::try_from(bindings::corral::builtin::parallel::width()).unwrap_or(1).max(1)
+        usize::try_from(crate::builtin::corral::builtin::parallel::width()).unwrap_or(1).max(1)
     }
     #[cfg(not(target_os = "wasi"))]
     {
@@ -21,18 +21,10 @@ pub fn width() -> usize {
 pub fn run(calls: &[(String, String)]) -> Vec<Result<String, String>> {
     #[cfg(target_os = "wasi")]
     {
-        bindings::corral::builtin::parallel::run(calls)
+        crate::builtin::corral::builtin::parallel::run(calls)
     }
     #[cfg(not(target_os = "wasi"))]
     {
         calls.iter().map(|_| Err("other: nothing runs beside a call outside corral".to_string())).collect()
     }
-}
-
-#[cfg(target_os = "wasi")]
-mod bindings {
-    wit_bindgen::generate!({
-        path: "../../wit/builtin",
-        world: "builtin",
-    });
 }

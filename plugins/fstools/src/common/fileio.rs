@@ -13,7 +13,7 @@ pub fn read(path: &Path) -> io::Result<Vec<u8>> {
 #[cfg(target_os = "wasi")]
 pub(crate) mod sys {
     use std::io;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
     use wasip2::filesystem::preopens::get_directories;
     use wasip2::filesystem::types::{
         Descriptor, DescriptorFlags, DescriptorStat, ErrorCode, OpenFlags, PathFlags,
@@ -22,13 +22,26 @@ pub(crate) mod sys {
     /// One positioned read; large enough that most files take one or two.
     const CHUNK: u64 = 4 << 20;
 
-    /// The innermost preopen holding absolute `path`, and `path` relative to it ("." for itself).
-    pub fn preopen_for(path: &Path) -> Option<(Descriptor, String)> {
-        let (dir, rel) = get_directories()
-            .into_iter()
-            .filter_map(|(d, root)| Some((d, path.strip_prefix(&root).ok()?.to_str()?.to_string())))
-            .min_by_key(|(_, rel)| rel.len())?;
-        Some((dir, if rel.is_empty() { ".".to_string() } else { rel }))
+    /// The preopened directories and their guest paths, asked for once: each
+    /// `get-directories` makes a new descriptor of every preopen (and dropping them is a host
+    /// call each).
+    pub struct Preopens(Vec<(Descriptor, PathBuf)>);
+
+    impl Preopens {
+        pub fn new() -> Self {
+            Preopens(get_directories().into_iter().map(|(d, p)| (d, PathBuf::from(p))).collect())
+        }
+
+        /// The innermost preopen holding absolute `path`, and `path` relative to it ("." for
+        /// itself); None outside them all, or when the path is not UTF-8.
+        pub fn locate<'a>(&'a self, path: &'a Path) -> Option<(&'a Descriptor, &'a str)> {
+            let (dir, rel) = self
+                .0
+                .iter()
+                .filter_map(|(d, root)| Some((d, path.strip_prefix(root).ok()?.to_str()?)))
+                .min_by_key(|(_, rel)| rel.len())?;
+            Some((dir, if rel.is_empty() { "." } else { rel }))
+        }
     }
 
     /// A stat's modification time in nanoseconds since the epoch (0 when it has none), as
@@ -51,10 +64,12 @@ pub(crate) mod sys {
     }
 
     pub fn read(path: &Path) -> io::Result<Vec<u8>> {
-        let (dir, rel) = preopen_for(path)
+        let preopens = Preopens::new();
+        let (dir, rel) = preopens
+            .locate(path)
             .ok_or_else(|| io::Error::new(io::ErrorKind::PermissionDenied, "outside the roots"))?;
         let file = dir
-            .open_at(PathFlags::SYMLINK_FOLLOW, &rel, OpenFlags::empty(), DescriptorFlags::READ)
+            .open_at(PathFlags::SYMLINK_FOLLOW, rel, OpenFlags::empty(), DescriptorFlags::READ)
             .map_err(to_io)?;
         let size = file.stat().map_err(to_io)?.size;
         let mut out = Vec::with_capacity(size as usize);

@@ -11,7 +11,9 @@
 //!
 //! Inside the sandbox the walk works on `wasi:filesystem` descriptors: each directory is
 //! opened relative to its parent and ignore files are only opened when the listing shows
-//! them, which saves several host calls per directory over std::fs.
+//! them, which saves several host calls per directory over std::fs. Directories are listed
+//! through the built-ins' `listing` import, which types each entry from the listing itself
+//! where `read-directory` makes a `stat` per entry.
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -50,7 +52,7 @@ pub enum Flow {
 /// that is not ignored (a directory before its contents), down to `max_depth` levels.
 /// Returns false when `root` could not be opened as a directory.
 pub fn walk(root: &Path, max_depth: Option<usize>, visit: &mut dyn FnMut(&Entry) -> Flow) -> bool {
-    let Some(dir) = sys::Dir::open_root(root) else { return false };
+    let Some(dir) = sys::Roots::new().open_dir(root) else { return false };
     let mut rules = ancestor_rules(root);
     let mut walker = Walker { max_depth: max_depth.unwrap_or(usize::MAX), visit };
     walker.dir(&dir, root, 1, &mut rules);
@@ -85,6 +87,7 @@ impl Stat {
 /// sandbox three (it opens the path beneath its root, stats the descriptor, closes it). A
 /// symlink is followed by its whole path, so the sandbox still judges where it leads.
 pub fn stat_all(paths: &[PathBuf]) -> Vec<std::io::Result<Stat>> {
+    let roots = sys::Roots::new();
     let mut out = Vec::with_capacity(paths.len());
     let mut current: Option<(&Path, Option<sys::Dir>)> = None;
     for path in paths {
@@ -93,7 +96,7 @@ pub fn stat_all(paths: &[PathBuf]) -> Vec<std::io::Result<Stat>> {
             continue;
         };
         if current.as_ref().is_none_or(|(open, _)| *open != parent) {
-            current = Some((parent, sys::Dir::open_root(parent)));
+            current = Some((parent, roots.open_dir(parent)));
         }
         let dir = current.as_ref().and_then(|(_, d)| d.as_ref());
         let stat = match dir.map(|d| d.stat(name)) {
@@ -186,10 +189,7 @@ impl Walker<'_> {
         if depth > self.max_depth {
             return true;
         }
-        let (mut entries, undecodable) = dir.entries();
-        if undecodable {
-            entries.extend(sys::undecodable_names(path).into_iter().map(|n| (n, Kind::Undecodable)));
-        }
+        let mut entries = dir.entries();
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let has = |name: &str| entries.iter().any(|(n, _)| n == name);
         let read = |name: &str| {
@@ -247,54 +247,48 @@ impl Walker<'_> {
 mod sys {
     //! Directories as `wasi:filesystem` descriptors.
     use super::{Kind, Stat};
-    use corral_plugin_sdk::host::{Host, Workspace};
+    use crate::builtin::corral::builtin::listing;
+    use crate::common::fileio::sys::Preopens;
     use std::path::Path;
-
-    /// The escaped names of the entries of `path` that are not UTF-8, from the host (a WASI
-    /// listing cannot return them).
-    pub fn undecodable_names(path: &Path) -> Vec<String> {
-        Host.undecodable_names(path)
-    }
     use wasip2::filesystem::types::{Descriptor, DescriptorFlags, DescriptorType, OpenFlags, PathFlags};
+
+    /// Where directories are opened from: the preopens.
+    pub struct Roots(Preopens);
+
+    impl Roots {
+        pub fn new() -> Self {
+            Roots(Preopens::new())
+        }
+
+        /// Opens the directory at absolute `path` through the innermost preopen holding it.
+        pub fn open_dir(&self, path: &Path) -> Option<Dir> {
+            let (dir, rel) = self.0.locate(path)?;
+            dir.open_at(PathFlags::SYMLINK_FOLLOW, rel, OpenFlags::DIRECTORY, DescriptorFlags::READ)
+                .ok()
+                .map(Dir)
+        }
+    }
 
     pub struct Dir(Descriptor);
 
     impl Dir {
-        /// Opens the directory at absolute `path` through the innermost preopen holding it.
-        pub fn open_root(path: &Path) -> Option<Dir> {
-            let (dir, rel) = crate::common::fileio::sys::preopen_for(path)?;
-            dir.open_at(PathFlags::SYMLINK_FOLLOW, &rel, OpenFlags::DIRECTORY, DescriptorFlags::READ)
-                .ok()
-                .map(Dir)
-        }
-
-        /// The entries (name and kind) of this directory, empty when it cannot be listed, and
-        /// whether some entry could not be reported (a name that is not UTF-8, say).
-        pub fn entries(&self) -> (Vec<(String, Kind)>, bool) {
-            let Ok(stream) = self.0.read_directory() else { return (Vec::new(), false) };
-            let mut out = Vec::new();
-            // An entry the host cannot report (a name that is not UTF-8, say) is an error
-            // for that entry alone; the bound guards against a stream that only fails.
-            let mut errors = 0;
-            loop {
-                let entry = match stream.read_directory_entry() {
-                    Ok(Some(entry)) => entry,
-                    Ok(None) => break,
-                    Err(_) if errors < 1000 => {
-                        errors += 1;
-                        continue;
-                    }
-                    Err(_) => break,
-                };
-                let kind = match entry.type_ {
-                    DescriptorType::RegularFile => Kind::File,
-                    DescriptorType::Directory => Kind::Dir,
-                    DescriptorType::SymbolicLink => Kind::Symlink,
-                    _ => Kind::Other,
-                };
-                out.push((entry.name, kind));
-            }
-            (out, errors > 0)
+        /// The entries (name and kind) of this directory, empty when it cannot be listed; a
+        /// name that is not UTF-8 comes escaped, as [`Kind::Undecodable`].
+        pub fn entries(&self) -> Vec<(String, Kind)> {
+            let Ok(list) = listing::entries(&self.0) else { return Vec::new() };
+            let kind = |e: &listing::Entry| match e.kind {
+                _ if e.undecodable => Kind::Undecodable,
+                DescriptorType::RegularFile => Kind::File,
+                DescriptorType::Directory => Kind::Dir,
+                DescriptorType::SymbolicLink => Kind::Symlink,
+                _ => Kind::Other,
+            };
+            list.into_iter()
+                .map(|e| {
+                    let k = kind(&e);
+                    (e.name, k)
+                })
+                .collect()
         }
 
         /// The subdirectory `name` (not through a symlink).
@@ -344,32 +338,33 @@ mod sys {
     use super::{Kind, Stat};
     use std::path::{Path, PathBuf};
 
-    /// The escaped names of the entries of `path` that are not UTF-8.
-    pub fn undecodable_names(path: &Path) -> Vec<String> {
-        let Ok(reader) = std::fs::read_dir(path) else { return Vec::new() };
-        let mut names: Vec<String> = reader
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_name().to_str().is_none())
-            .map(|e| corral_plugin_sdk::paths::escape_name(e.file_name().as_encoded_bytes()))
-            .collect();
-        names.sort();
-        names
+    /// Where directories are opened from: anywhere, by path.
+    pub struct Roots;
+
+    impl Roots {
+        pub fn new() -> Self {
+            Roots
+        }
+
+        pub fn open_dir(&self, path: &Path) -> Option<Dir> {
+            std::fs::metadata(path).ok().filter(|m| m.is_dir()).map(|_| Dir(path.to_path_buf()))
+        }
     }
 
     pub struct Dir(PathBuf);
 
     impl Dir {
-        pub fn open_root(path: &Path) -> Option<Dir> {
-            std::fs::metadata(path).ok().filter(|m| m.is_dir()).map(|_| Dir(path.to_path_buf()))
-        }
-
-        pub fn entries(&self) -> (Vec<(String, Kind)>, bool) {
-            let Ok(reader) = std::fs::read_dir(&self.0) else { return (Vec::new(), false) };
-            let mut undecodable = false;
-            let out = reader
+        pub fn entries(&self) -> Vec<(String, Kind)> {
+            let Ok(reader) = std::fs::read_dir(&self.0) else { return Vec::new() };
+            reader
                 .filter_map(|e| {
                     let e = e.ok()?;
                     let t = e.file_type().ok()?;
+                    let name = e.file_name();
+                    if name.to_str().is_none() {
+                        let escaped = corral_plugin_sdk::paths::escape_name(name.as_encoded_bytes());
+                        return Some((escaped, Kind::Undecodable));
+                    }
                     let kind = if t.is_symlink() {
                         Kind::Symlink
                     } else if t.is_dir() {
@@ -379,12 +374,9 @@ mod sys {
                     } else {
                         Kind::Other
                     };
-                    let name = e.file_name().into_string();
-                    undecodable |= name.is_err();
-                    Some((name.ok()?, kind))
+                    Some((name.into_string().ok()?, kind))
                 })
-                .collect();
-            (out, undecodable)
+                .collect()
         }
 
         pub fn open_dir(&self, name: &str) -> Option<Dir> {
