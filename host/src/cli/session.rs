@@ -87,9 +87,7 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
             Some(text)
         }
     };
-    // The runtime is still being made on its own thread: the window probe below goes out
-    // meanwhile.
-    let mut base = match setup::begin(g, ci, !ci) {
+    let mut base = match setup::base(g, ci, !ci) {
         Ok(base) => base,
         Err(e) => {
             eprintln!("error: {}", crate::redact::text(&e.to_string()));
@@ -119,9 +117,8 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
             return 1;
         }
     };
-    // The model's context window is asked for while the runtime is made and plugins and skills
-    // load: the probe is polled first, so its requests are on the wire before the loading
-    // starts, and the runtime is awaited, so their answers are read as they come.
+    // The model's context window is asked for while plugins and skills load: the probe is
+    // polled first, so its request is on the wire before the loading starts.
     let fixed_window = base.settings.model.max_context_tokens;
     let probe = async {
         match fixed_window {
@@ -137,11 +134,7 @@ pub async fn run(g: &GlobalArgs, task: Option<String>, ci: bool) -> i32 {
     // mostly code of tools it may never call, and kept the loading thread busy into the first
     // turns.
     let first_calls = &crate::context::small::CORE_TOOLS[..crate::context::small::MIN_CORE];
-    let loaded = async {
-        let base = base.ready().await?;
-        setup::load(base, Ahead::Likely(first_calls)).await
-    };
-    let (window, env) = tokio::join!(biased; probe, loaded);
+    let (window, env) = tokio::join!(biased; probe, setup::load(base, Ahead::Likely(first_calls)));
     if let Some(w) = window {
         client.use_window(w);
     }

@@ -8,9 +8,7 @@ use crate::capabilities::process::CommandPolicy;
 use crate::capabilities::{Policy, Roots, Session, find_workspace_root, log};
 use crate::config::{self, ConfigError, Flags, Provenance, Settings};
 use crate::runtime::skills::{self, SkillSet};
-use crate::runtime::{
-    self, Ahead, LoadRules, Pins, Registry, RegistryError, Runtime, RuntimeError, Starting,
-};
+use crate::runtime::{self, Ahead, LoadRules, Pins, Registry, RegistryError, Runtime, RuntimeError};
 use crate::trust;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -205,9 +203,8 @@ fn load_rules(s: &Settings, policy: Option<&config::Policy>, net: &NetPolicy) ->
     }
 }
 
-/// An environment before any plugin is loaded: settings, the session and the runtime (a
-/// [`Starting`] one while it is still being made: see [`begin`]).
-pub struct Base<R = Runtime> {
+/// An environment before any plugin is loaded: settings, the session and the runtime.
+pub struct Base {
     pub settings: Settings,
     /// The policy file in force, if any.
     pub policy: Option<config::Policy>,
@@ -216,21 +213,12 @@ pub struct Base<R = Runtime> {
     /// Where compiled components (and unpacked shipped skills) are kept; None: no cache.
     pub cache_dir: Option<PathBuf>,
     pub session: Arc<Session>,
-    pub runtime: R,
+    pub runtime: Runtime,
     /// Whether the project's own files count this run.
     pub trust: trust::Check,
 }
 
-impl Base<Starting> {
-    /// This base once its runtime is made, awaited: what runs beside it goes on meanwhile.
-    pub async fn ready(self) -> Result<Base, SetupError> {
-        let Base { settings, policy, provenance, user_dir, cache_dir, session, runtime, trust } = self;
-        let runtime = runtime.ready().await?;
-        Ok(Base { settings, policy, provenance, user_dir, cache_dir, session, runtime, trust })
-    }
-}
-
-impl<R> Base<R> {
+impl Base {
     /// The workspace root, as opened.
     pub fn workspace(&self) -> &Path {
         &self.session.roots().workspace().path
@@ -246,15 +234,6 @@ impl<R> Base<R> {
 /// (`ci`) the settings are locked down first (see [`lock_down`]); `ask` lets a person at a
 /// terminal be asked to trust the workspace (see [`resolve`]).
 pub fn base(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base, SetupError> {
-    let Base { settings, policy, provenance, user_dir, cache_dir, session, runtime, trust } =
-        begin(g, ci, ask)?;
-    let runtime = runtime.wait()?;
-    Ok(Base { settings, policy, provenance, user_dir, cache_dir, session, runtime, trust })
-}
-
-/// [`base`] with the runtime still being made on its own thread, for a caller with something
-/// to do meanwhile that needs the settings (a session asks the model server for its window).
-pub fn begin(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base<Starting>, SetupError> {
     let cache_dir = runtime::default_cache_dir();
     // Made on another core while the settings are read and the workspace is opened.
     let starting = Runtime::start(cache_dir.clone());
@@ -325,7 +304,8 @@ pub fn begin(g: &GlobalArgs, ci: bool, ask: bool) -> Result<Base<Starting>, Setu
         crate::redact::register(&key);
     }
     let session = Arc::new(session);
-    Ok(Base { settings, policy, provenance, user_dir, cache_dir, session, runtime: starting, trust })
+    let runtime = starting.wait()?;
+    Ok(Base { settings, policy, provenance, user_dir, cache_dir, session, runtime, trust })
 }
 
 /// The built-in plugin offered only in workspaces with a `.beads/` folder.

@@ -53,24 +53,10 @@ pub enum RuntimeError {
 /// so nothing the runtime writes (the cache key) is cut short when a start fails early.
 pub struct Starting {
     thread: Option<std::thread::JoinHandle<Result<Runtime, RuntimeError>>>,
-    /// Told when the thread is done, so that [`Starting::ready`] waits without holding up
-    /// the async tasks beside it.
-    done: Option<tokio::sync::oneshot::Receiver<()>>,
     cache_dir: Option<PathBuf>,
 }
 
 impl Starting {
-    /// The runtime, once made, awaited: what runs beside it (a session's window probe) goes on
-    /// meanwhile, where [`Starting::wait`] would block the thread that drives it.
-    pub async fn ready(mut self) -> Result<Runtime, RuntimeError> {
-        if let Some(done) = self.done.take() {
-            // Sent as the thread's last act (or dropped, if it failed): the join below is
-            // then over at once.
-            let _ = done.await;
-        }
-        self.wait()
-    }
-
     /// The runtime, once made.
     pub fn wait(mut self) -> Result<Runtime, RuntimeError> {
         match self.thread.take() {
@@ -137,22 +123,10 @@ impl Runtime {
     /// caller spends reading its settings and opening the workspace meanwhile. Made by
     /// [`Starting::wait`] itself when no thread can be started.
     pub fn start(cache_dir: Option<PathBuf>) -> Starting {
-        Runtime::start_with(cache_dir, Runtime::new)
-    }
-
-    /// [`Runtime::start`], the runtime made by `make`.
-    fn start_with(
-        cache_dir: Option<PathBuf>,
-        make: impl FnOnce(Option<PathBuf>) -> Result<Runtime, RuntimeError> + Send + 'static,
-    ) -> Starting {
         let dir = cache_dir.clone();
-        let (tell, done) = tokio::sync::oneshot::channel();
-        let thread = std::thread::Builder::new().name("corral-engine".into()).spawn(move || {
-            let made = make(dir);
-            let _ = tell.send(());
-            made
-        });
-        Starting { thread: thread.ok(), done: Some(done), cache_dir }
+        let thread =
+            std::thread::Builder::new().name("corral-engine".into()).spawn(move || Runtime::new(dir));
+        Starting { thread: thread.ok(), cache_dir }
     }
 
     /// Like [`Runtime::new`], with the cache key kept in `key_dir` (made there on first use;
@@ -208,53 +182,5 @@ impl Caller {
         store.set_epoch_deadline(1);
         store.epoch_deadline_async_yield_and_update(1);
         store
-    }
-}
-
-#[cfg(test)]
-mod starting_tests {
-    use super::*;
-    use std::time::Duration;
-
-    /// While the runtime is being made, awaiting it lets the tasks beside it run: a task that
-    /// runs only then releases the thread making it.
-    #[test]
-    fn awaiting_the_runtime_lets_other_tasks_run_meanwhile() {
-        let (release, released) = std::sync::mpsc::channel::<()>();
-        let starting = Runtime::start_with(None, move |dir| {
-            // A waiting that blocked would keep the release from coming: made after a while
-            // anyway, so that the order below tells, rather than the test hanging.
-            let _ = released.recv_timeout(Duration::from_secs(10));
-            Runtime::with_key_dir(dir, None)
-        });
-        let order = std::sync::Mutex::new(Vec::new());
-        let exec = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let (runtime, ()) = exec.block_on(async {
-            let ready = async {
-                let r = starting.ready().await;
-                order.lock().unwrap().push("runtime made");
-                r
-            };
-            let beside = async {
-                order.lock().unwrap().push("task beside it ran");
-                release.send(()).unwrap();
-            };
-            tokio::join!(biased; ready, beside)
-        });
-        assert_eq!(*order.lock().unwrap(), ["task beside it ran", "runtime made"]);
-        let runtime = runtime.expect("the runtime is made");
-        assert!(runtime.cache().off_reason().is_some(), "made as asked: no cache directory");
-    }
-
-    /// A thread that could not make the runtime: awaiting it reports why.
-    #[test]
-    fn a_failed_start_is_reported_by_the_wait() {
-        let starting = Runtime::start_with(None, |_| Err(RuntimeError::Engine("no engine here".into())));
-        let exec = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        let got = exec.block_on(starting.ready());
-        assert_eq!(
-            got.err().map(|e| e.to_string()).as_deref(),
-            Some("cannot create the WebAssembly engine: no engine here")
-        );
     }
 }
