@@ -126,14 +126,7 @@ fn hides(c: char) -> bool {
 /// A file name as the person should see it: valid UTF-8 as it is, every other byte as `\xNN`.
 pub fn os_name(name: &std::ffi::OsStr) -> String {
     use std::os::unix::ffi::OsStrExt;
-    let mut out = String::new();
-    for chunk in name.as_bytes().utf8_chunks() {
-        out.push_str(chunk.valid());
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    out
+    corral_contract::paths::escape_name(name.as_bytes())
 }
 
 /// `text` cut to at most `max` characters at a word boundary, with "…" when cut. A single

@@ -113,17 +113,8 @@ impl Resolver {
 }
 
 /// A file name as people see it: valid UTF-8 as it is, every other byte as `\xNN` (the
-/// host's `undecodable-names` writes names the same way).
-pub fn escape_name(bytes: &[u8]) -> String {
-    let mut out = String::new();
-    for chunk in bytes.utf8_chunks() {
-        out.push_str(chunk.valid());
-        for b in chunk.invalid() {
-            out.push_str(&format!("\\x{b:02x}"));
-        }
-    }
-    out
-}
+/// host's `undecodable-names` writes names with the same function).
+pub use corral_contract::paths::escape_name;
 
 /// Whether `input` is written as a home path: `~`, `~/...`, `~user` or `~user/...`.
 pub fn is_home_path(input: &str) -> bool {
