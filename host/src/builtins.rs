@@ -100,3 +100,42 @@ pub fn all_precompiled() -> impl Iterator<Item = &'static [u8]> {
 pub fn precompiled(sha256: &str) -> Option<&'static [u8]> {
     all().find(|b| b.sha256 == sha256).map(|b| b.precompiled)
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The components' own bytes lie together, and none of the constants a start reads
+    /// (names, digests, the built-time descriptions) lies among them: a page of those
+    /// would bring megabytes of never-read component bytes into every session's resident
+    /// set with it (the kernel maps the neighbours of a page it faults in).
+    #[test]
+    fn component_bytes_lie_apart_from_what_a_start_reads() {
+        let span = |s: &[u8]| (s.as_ptr() as usize, s.as_ptr() as usize + s.len());
+        let blobs: Vec<(usize, usize)> = all().map(|b| span(b.bytes)).collect();
+        let low = blobs.iter().map(|b| b.0).min().unwrap();
+        let high = blobs.iter().map(|b| b.1).max().unwrap();
+        let total: usize = blobs.iter().map(|b| b.1 - b.0).sum();
+        // Together: the span holds little but the bytes themselves.
+        assert!(
+            high - low < total + (64 << 10),
+            "the component bytes are spread out: {total} bytes over {}",
+            high - low
+        );
+        let mut read_at_start: Vec<(&str, (usize, usize))> = Vec::new();
+        for b in all() {
+            read_at_start.push((b.name, span(b.name.as_bytes())));
+            read_at_start.push((b.name, span(b.sha256.as_bytes())));
+            if let Some(d) = &b.description {
+                for t in d.tools {
+                    read_at_start.push((b.name, span(t.name.as_bytes())));
+                    read_at_start.push((b.name, span(t.description.as_bytes())));
+                    read_at_start.push((b.name, span(t.input_schema.as_bytes())));
+                }
+            }
+        }
+        for (name, (start, end)) in read_at_start {
+            assert!(end <= low || start >= high, "a constant of {name} lies among the component bytes");
+        }
+    }
+}
