@@ -218,3 +218,64 @@ fn the_binary_packs_its_relative_relocations_where_the_c_library_loads_them() {
     let rela: u64 = sections.iter().filter(|&&(t, _)| t == SHT_RELA).map(|&(_, size)| size).sum();
     assert!(rela < 64 << 10, "{rela} bytes of RELA relocations remain: the relative ones were not packed");
 }
+
+/// The functions in an ELF64 little-endian file's symbol table: name, address and size.
+fn elf_functions(bytes: &[u8]) -> BTreeMap<String, (u64, u64)> {
+    let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]) as usize;
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
+    let (shoff, shentsize, shnum) = (u64_at(0x28) as usize, u16_at(0x3a), u16_at(0x3c));
+    let header = |i: usize| shoff + i * shentsize;
+    const SHT_SYMTAB: u32 = 2;
+    const STT_FUNC: u8 = 2;
+    let symtab =
+        (0..shnum).map(header).find(|&h| u32_at(h + 4) == SHT_SYMTAB).expect("the binary has a symbol table");
+    let strtab = header(u32_at(symtab + 0x28) as usize);
+    let strings = u64_at(strtab + 0x18) as usize;
+    let (start, size) = (u64_at(symtab + 0x18) as usize, u64_at(symtab + 0x20) as usize);
+    let mut out = BTreeMap::new();
+    for sym in (start..start + size).step_by(24) {
+        if bytes[sym + 4] & 0xf != STT_FUNC || u64_at(sym + 16) == 0 {
+            continue;
+        }
+        let name = strings + u32_at(sym) as usize;
+        let end = name + bytes[name..].iter().position(|&b| b == 0).unwrap();
+        out.insert(
+            String::from_utf8_lossy(&bytes[name..end]).into_owned(),
+            (u64_at(sym + 8), u64_at(sym + 16)),
+        );
+    }
+    out
+}
+
+#[test]
+fn the_functions_a_start_runs_lie_together_in_the_binary() {
+    // rust-lld, Rust's linker on x86-64 Linux, takes host/startup-order.txt (host/build.rs).
+    if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+        return;
+    }
+    let order = std::fs::read_to_string(support::repo().join("host/startup-order.txt")).unwrap();
+    let listed: Vec<&str> = order.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
+    let functions = elf_functions(&std::fs::read(env!("CARGO_BIN_EXE_corral")).unwrap());
+    let found: Vec<(u64, u64)> = listed.iter().filter_map(|n| functions.get(*n).copied()).collect();
+    // Names carry hashes: after a Rust or dependency update most are no longer found, and a
+    // start touches scattered code again (megabytes more resident memory).
+    assert!(
+        found.len() * 10 >= listed.len() * 9,
+        "only {} of the {} functions host/startup-order.txt names are in the binary: the list is \
+         stale; run `sh host/startup-order.sh` (needs perf, valgrind, python3) and commit it",
+        found.len(),
+        listed.len()
+    );
+    // And the linker laid them out together: they span little more than their own size.
+    let low = found.iter().map(|f| f.0).min().unwrap();
+    let high = found.iter().map(|f| f.0 + f.1).max().unwrap();
+    let total: u64 = found.iter().map(|f| f.1).sum();
+    assert!(
+        high - low < total * 2,
+        "the {} listed functions ({total} bytes) are spread over {} bytes: the linker did not take \
+         the order",
+        found.len(),
+        high - low
+    );
+}
