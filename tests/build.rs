@@ -259,9 +259,12 @@ fn the_functions_a_start_runs_lie_together_in_the_binary() {
     let functions = elf_functions(&std::fs::read(env!("CARGO_BIN_EXE_corral")).unwrap());
     let found: Vec<(u64, u64)> = listed.iter().filter_map(|n| functions.get(*n).copied()).collect();
     // Names carry hashes: after a Rust or dependency update most are no longer found, and a
-    // start touches scattered code again (megabytes more resident memory).
+    // start touches scattered code again (megabytes more resident memory). A build through a
+    // workspace wrapper (CI's clippy-driver) hashes corral's own names differently (see
+    // host/build.rs), so there only the layout of the names it has is checked.
+    let wrapped = env!("CORRAL_BUILT_THROUGH_WRAPPER") == "yes";
     assert!(
-        found.len() * 10 >= listed.len() * 9,
+        wrapped || found.len() * 10 >= listed.len() * 9,
         "only {} of the {} functions host/startup-order.txt names are in the binary: the list is \
          stale; run `sh host/startup-order.sh` (needs perf, valgrind, python3) and commit it",
         found.len(),
