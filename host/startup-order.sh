@@ -51,7 +51,10 @@ for run in 5-session-cold 6-session-warm; do
     [ "$run" = 5-session-cold ] && cache="$data/cache-session" || cache="$data/cache"
     python3 host/startup-order.py serve "$data/port" &
     server=$!
-    while [ ! -s "$data/port" ]; do sleep 0.05; done
+    while [ ! -s "$data/port" ]; do
+        kill -0 "$server" 2>/dev/null || { echo "the scripted model server did not start" >&2; exit 1; }
+        sleep 0.05
+    done
     grind "$run" "$bin" --base-url "http://127.0.0.1:$(cat "$data/port")/v1" --model m "replace Hello"
     wait "$server"
     rm -f "$data/port"
