@@ -189,14 +189,31 @@ fn code_that_runs_only_while_building_is_not_optimised_in_release() {
     );
 }
 
+/// Little-endian reads from an ELF64 file, and its section headers' offsets.
+struct Elf<'a>(&'a [u8]);
+
+impl Elf<'_> {
+    fn u16_at(&self, o: usize) -> usize {
+        u16::from_le_bytes([self.0[o], self.0[o + 1]]) as usize
+    }
+    fn u32_at(&self, o: usize) -> u32 {
+        u32::from_le_bytes(self.0[o..o + 4].try_into().unwrap())
+    }
+    fn u64_at(&self, o: usize) -> u64 {
+        u64::from_le_bytes(self.0[o..o + 8].try_into().unwrap())
+    }
+    /// Where each section header lies in the file.
+    fn headers(&self) -> impl Iterator<Item = usize> + '_ {
+        assert_eq!(&self.0[..5], b"\x7fELF\x02", "an ELF64 file");
+        let (shoff, shentsize, shnum) = (self.u64_at(0x28) as usize, self.u16_at(0x3a), self.u16_at(0x3c));
+        (0..shnum).map(move |i| shoff + i * shentsize)
+    }
+}
+
 /// The section types of an ELF64 little-endian file, with their sizes.
 fn elf_sections(bytes: &[u8]) -> Vec<(u32, u64)> {
-    let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]) as usize;
-    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
-    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
-    assert_eq!(&bytes[..5], b"\x7fELF\x02", "an ELF64 file");
-    let (shoff, shentsize, shnum) = (u64_at(0x28) as usize, u16_at(0x3a), u16_at(0x3c));
-    (0..shnum).map(|i| shoff + i * shentsize).map(|h| (u32_at(h + 4), u64_at(h + 0x20))).collect()
+    let elf = Elf(bytes);
+    elf.headers().map(|h| (elf.u32_at(h + 4), elf.u64_at(h + 0x20))).collect()
 }
 
 #[test]
@@ -221,28 +238,24 @@ fn the_binary_packs_its_relative_relocations_where_the_c_library_loads_them() {
 
 /// The functions in an ELF64 little-endian file's symbol table: name, address and size.
 fn elf_functions(bytes: &[u8]) -> BTreeMap<String, (u64, u64)> {
-    let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]) as usize;
-    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap());
-    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap());
-    let (shoff, shentsize, shnum) = (u64_at(0x28) as usize, u16_at(0x3a), u16_at(0x3c));
-    let header = |i: usize| shoff + i * shentsize;
+    let elf = Elf(bytes);
     const SHT_SYMTAB: u32 = 2;
     const STT_FUNC: u8 = 2;
     let symtab =
-        (0..shnum).map(header).find(|&h| u32_at(h + 4) == SHT_SYMTAB).expect("the binary has a symbol table");
-    let strtab = header(u32_at(symtab + 0x28) as usize);
-    let strings = u64_at(strtab + 0x18) as usize;
-    let (start, size) = (u64_at(symtab + 0x18) as usize, u64_at(symtab + 0x20) as usize);
+        elf.headers().find(|&h| elf.u32_at(h + 4) == SHT_SYMTAB).expect("the binary has a symbol table");
+    let strtab = elf.headers().nth(elf.u32_at(symtab + 0x28) as usize).expect("the symbol table's strings");
+    let strings = elf.u64_at(strtab + 0x18) as usize;
+    let (start, size) = (elf.u64_at(symtab + 0x18) as usize, elf.u64_at(symtab + 0x20) as usize);
     let mut out = BTreeMap::new();
     for sym in (start..start + size).step_by(24) {
-        if bytes[sym + 4] & 0xf != STT_FUNC || u64_at(sym + 16) == 0 {
+        if bytes[sym + 4] & 0xf != STT_FUNC || elf.u64_at(sym + 16) == 0 {
             continue;
         }
-        let name = strings + u32_at(sym) as usize;
+        let name = strings + elf.u32_at(sym) as usize;
         let end = name + bytes[name..].iter().position(|&b| b == 0).unwrap();
         out.insert(
             String::from_utf8_lossy(&bytes[name..end]).into_owned(),
-            (u64_at(sym + 8), u64_at(sym + 16)),
+            (elf.u64_at(sym + 8), elf.u64_at(sym + 16)),
         );
     }
     out
