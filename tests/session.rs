@@ -3,8 +3,8 @@
 
 use crate::support;
 
-use corral::runtime::{ErrorKind, Limits};
-use support::inproc::load;
+use corral::runtime::{ErrorKind, Limits, LoadRules};
+use support::inproc::{load, load_with};
 
 #[test]
 fn reading_a_file_unlocks_editing_it() {
@@ -53,4 +53,23 @@ fn read_multiple_files_unlocks_each_file_it_read() {
     l.call("write_file", r#"{"file_path": "b.txt", "content": "B\n"}"#, &lim).result.unwrap();
     l.call("write_file", r#"{"file_path": "hello.txt", "content": "H\n"}"#, &lim).result.unwrap();
     assert_eq!(std::fs::read_to_string(l.sb.ws.join("b.txt")).unwrap(), "B\n");
+}
+
+#[test]
+fn every_call_of_a_session_sees_the_folders_the_session_opened() {
+    let l = load_with(&["hostile"], &LoadRules::default().trusting("hostile"), &Limits::default()).unwrap();
+    let lim = Limits::default();
+    let args = serde_json::json!({"path": format!("{}/hello.txt", l.sb.ws.display())}).to_string();
+    let read = || l.call("wasi_read", &args, &lim).result.map(|o| o.text);
+    assert_eq!(read().unwrap(), "hello\nworld\n");
+    // The workspace is moved away and another folder put at its path: the tools go on seeing
+    // the folder the session opened, as the host's own handles (which check and do the
+    // writes) do, never one the host does not hold.
+    let moved = l.sb.ws.with_file_name("ws-moved");
+    std::fs::rename(&l.sb.ws, &moved).unwrap();
+    std::fs::create_dir(&l.sb.ws).unwrap();
+    std::fs::write(l.sb.ws.join("hello.txt"), "impostor\n").unwrap();
+    assert_eq!(read().unwrap(), "hello\nworld\n");
+    let host_read = l.call("read_file", r#"{"file_path": "hello.txt"}"#, &lim).result.unwrap().text;
+    assert!(host_read.starts_with("1: hello\n2: world\n"), "{host_read}");
 }

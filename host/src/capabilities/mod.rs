@@ -35,7 +35,7 @@ pub use guard::ReadGuard;
 pub use host_impl::{PauseClock, PluginCtx};
 pub use parallel::{Ran, SubCalls};
 pub use roots::{Located, Roots, find_workspace_root};
-pub use session::{PluginSettings, Session};
+pub use session::{PluginSettings, Preopens, Session};
 
 use std::io;
 

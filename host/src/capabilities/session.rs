@@ -5,7 +5,8 @@
 use super::guard::ReadGuard;
 use super::{Policy, Roots, context, grant, http, kv, local, log, process, snapshot, trash, undo, workspace};
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use wasmtime_wasi::filesystem::WasiFilesystemCtx;
 
 /// Each plugin's own settings (`[plugin-settings.<name>]`), by plugin name.
 pub type PluginSettings = BTreeMap<String, BTreeMap<String, String>>;
@@ -36,6 +37,37 @@ pub struct Session {
     local: local::Local,
     /// The undo checkpoint of the model turn in progress (`capabilities/undo/`).
     undo: undo::Journal,
+    /// The roots as every tool call sees them, opened at the first call.
+    preopens: Preopens,
+}
+
+/// The session's roots as WASI preopens, read-only: opened once, by the runtime at the first
+/// call that sees them, and shared by every later call (a call's context holds a clone, which
+/// shares the open directories: a directory's handle has no state a call could change, and
+/// listing one opens it anew). Opening each root again for each call cost ~5 µs of a call's
+/// ~25. The same directories for the whole session, as the host's own handles are.
+#[derive(Default)]
+pub struct Preopens(OnceLock<WasiFilesystemCtx>);
+
+impl Preopens {
+    /// The preopens, made by `open` the first time (when it fails, the next call tries again).
+    pub fn get_or_open<E>(
+        &self,
+        open: impl FnOnce() -> Result<WasiFilesystemCtx, E>,
+    ) -> Result<WasiFilesystemCtx, E> {
+        if let Some(made) = self.0.get() {
+            return Ok(made.clone());
+        }
+        let made = open()?;
+        // Two first calls side by side may both open them; one set is kept.
+        Ok(self.0.get_or_init(|| made).clone())
+    }
+}
+
+impl std::fmt::Debug for Preopens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() { "Preopens(open)" } else { "Preopens(not yet)" })
+    }
 }
 
 impl Session {
@@ -55,6 +87,7 @@ impl Session {
             commands: process::CommandPolicy::default(),
             local: local::Local::default(),
             undo: undo::Journal::default(),
+            preopens: Preopens::default(),
         }
     }
 
@@ -145,6 +178,11 @@ impl Session {
         &self.roots
     }
 
+    /// The roots as tool calls see them (made by the runtime, `runtime/invoke.rs`).
+    pub fn preopens(&self) -> &Preopens {
+        &self.preopens
+    }
+
     pub fn local(&self) -> &local::Local {
         &self.local
     }
@@ -201,5 +239,33 @@ impl Session {
         if let Ok(mut g) = self.guard.lock() {
             *g = ReadGuard::default();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Preopens;
+    use std::cell::Cell;
+    use wasmtime_wasi::filesystem::WasiFilesystemCtx;
+
+    #[test]
+    fn the_preopens_are_opened_once_and_a_failure_is_not_kept() {
+        let preopens = Preopens::default();
+        let opened = Cell::new(0);
+        let fail = || -> Result<WasiFilesystemCtx, &str> {
+            opened.set(opened.get() + 1);
+            Err("the folder is gone")
+        };
+        assert_eq!(preopens.get_or_open(fail).err(), Some("the folder is gone"));
+        assert_eq!(format!("{preopens:?}"), "Preopens(not yet)");
+        let open = || -> Result<WasiFilesystemCtx, &str> {
+            opened.set(opened.get() + 1);
+            Ok(WasiFilesystemCtx::default())
+        };
+        assert!(preopens.get_or_open(open).is_ok());
+        assert!(preopens.get_or_open(open).is_ok());
+        assert!(preopens.get_or_open(fail).is_ok(), "once open, nothing is opened again");
+        assert_eq!(opened.get(), 2, "tried, opened after the failure, then never again");
+        assert_eq!(format!("{preopens:?}"), "Preopens(open)");
     }
 }

@@ -116,6 +116,15 @@ async fn with_pausable_timeout<F: Future>(
     }
 }
 
+/// Adds `dir` to `b` as a read-only preopen at its own absolute path. (Its file calls run
+/// inline when `b` allows it, which must be said before.)
+fn preopen(b: &mut WasiCtxBuilder, dir: &std::path::Path) -> Result<(), ToolError> {
+    let guest = dir.to_string_lossy();
+    b.preopened_dir(dir, guest.as_ref(), FsPerms::ReadOnly).map(|_| ()).map_err(|e| {
+        ToolError::new(ErrorKind::Io, format!("cannot open {} for the plugin: {e}", dir.display()))
+    })
+}
+
 impl Caller {
     fn prepare(&self, site: &Site<'_>, slot: OwnedSemaphorePermit) -> Result<Prepared, ToolError> {
         let Site { plugin, session, limits, view, .. } = *site;
@@ -129,28 +138,32 @@ impl Caller {
         // past the call's deadline (opening a FIFO with no writer) is interrupted by the
         // watchdog, so the call's timeout still fires.
         b.stdout(stdout.clone()).stderr(stderr.clone()).allow_blocking_current_thread(true);
-        let preopen = |b: &mut WasiCtxBuilder, dir: &std::path::Path| {
-            let guest = dir.to_string_lossy();
-            b.preopened_dir(dir, guest.as_ref(), FsPerms::ReadOnly).map(|_| ()).map_err(|e| {
-                ToolError::new(ErrorKind::Io, format!("cannot open {} for the plugin: {e}", dir.display()))
-            })
-        };
-        match view {
+        let shared = match view {
             View::Roots | View::SkillRoots => {
-                for root in session.roots().all() {
-                    preopen(&mut b, &root.path)?;
-                }
                 if *view == View::SkillRoots {
                     b.env(WORKSPACE_VAR, session.roots().workspace().path.to_string_lossy());
                 }
+                Some(session.preopens().get_or_open(|| {
+                    let mut roots = WasiCtxBuilder::new();
+                    roots.allow_blocking_current_thread(true);
+                    for root in session.roots().all() {
+                        preopen(&mut roots, &root.path)?;
+                    }
+                    Ok::<_, ToolError>(std::mem::take(roots.build().filesystem()))
+                })?)
             }
             View::Folder(dir) => {
                 preopen(&mut b, dir)?;
                 b.env(SKILL_DIR_VAR, dir.to_string_lossy());
+                None
             }
+        };
+        let mut wasi = b.build();
+        if let Some(roots) = shared {
+            *wasi.filesystem() = roots;
         }
         let state = CallState {
-            wasi: b.build(),
+            wasi,
             table: ResourceTable::new(),
             limiter: MemoryLimiter::new(limits.memory_bytes),
             host: PluginCtx {
@@ -224,7 +237,11 @@ impl Caller {
         };
         let (stdout, effects) = (p.stdout.captured(), p.effects.take());
         let duration = started.elapsed();
-        super::reaper::reaper().drop_later(p.store);
+        if super::reaper::worth_it(duration) {
+            super::reaper::reaper().drop_later(p.store);
+        } else {
+            drop(p.store);
+        }
         CallReport { result, stdout, stderr, duration, effects }
     }
 }

@@ -108,7 +108,7 @@ fn a_rehearsal_makes_an_instance_gives_its_slot_back_and_never_waits_for_one() {
     let out = report.result.unwrap();
     assert!(out.text.contains("kept as it was"), "{}", out.text);
     // With every slot taken (calls under way need them), a rehearsal gives up at once. (The
-    // real call's store is dropped by the reaper thread: taking every slot waits for it.)
+    // real call's store may be dropped by the reaper thread: taking every slot waits for it.)
     let taken = exec.block_on(rt.caller.slots.clone().acquire_many_owned(all as u32)).unwrap();
     let e = rt.rehearsal(&session).instantiate(pre, "read_file", &exec).unwrap_err();
     assert!(e.to_string().contains("every slot of the pool is taken"), "{e}");
