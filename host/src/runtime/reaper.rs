@@ -25,8 +25,9 @@ const BACKLOG: usize = 4;
 const SHORT_CALL: Duration = Duration::from_micros(50);
 
 /// Whether a call that took `took` should hand its store to the reaper rather than drop it.
-/// The time a call ran bounds what it can have dirtied (each page it touched first cost it a
-/// page fault), and so what resetting its slot costs.
+/// The time a call ran bounds how much memory it can have written, and so what resetting its
+/// slot costs (zeroing a page again takes about as long as writing it did), beyond the fixed
+/// scan for what was written.
 pub(super) fn worth_it(took: Duration) -> bool {
     took >= SHORT_CALL
 }
